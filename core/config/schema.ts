@@ -1,0 +1,124 @@
+/** TypeBox schema of the settings (API.md §5): the one description every source is validated against. */
+import { Type, type Static } from '@sinclair/typebox';
+
+const Str = (opts = {}) => Type.String(opts);
+const Int = (minimum: number, maximum = Number.MAX_SAFE_INTEGER) => Type.Integer({ minimum, maximum });
+const StrList = Type.Array(Type.String());
+
+export const ConfigSchema = Type.Object({
+  server: Type.Object({
+    port: Int(0, 65535),
+    host: Str({ minLength: 1 }),
+    trust_proxy: Type.Union([Type.Boolean(), Type.Integer({ minimum: 0 }), StrList]),
+    body_limit: Int(1024),
+    request_timeout_ms: Int(1000),
+  }),
+  log: Type.Object({
+    level: Type.Union(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].map((l) => Type.Literal(l))),
+  }),
+  storage: Type.Object({ data_dir: Str({ minLength: 1 }) }),
+  backup: Type.Object({
+    dir: Str({ minLength: 1 }),
+    retention: Type.Object({ keep_last: Int(0), max_age_days: Int(0) }),
+    schedule: Type.String({ pattern: '^$|^[0-9]+(s|m|h|d)$' }),
+    include: StrList,
+    max_restore_bytes: Int(1),
+  }),
+  plugins: Type.Object({
+    dir: Str({ minLength: 1 }),
+    enabled: StrList,
+    config: Type.Record(Type.String(), Type.Unknown()),
+  }),
+  ui: Type.Object({ dir: Type.String() }),
+  auth: Type.Object({
+    mode: Type.Union([Type.Literal('off'), Type.Literal('ops'), Type.Literal('all')]),
+    max_failures: Int(1),
+    failure_window_s: Int(1),
+  }),
+  provider: Type.Object({ token: Type.String() }),
+  cors: Type.Object({ origins: StrList }),
+  datasources: Type.Object({
+    pangolin_url: Type.String({ pattern: '^https?://' }),
+    traefik_url: Type.String({ pattern: '^https?://' }),
+    active: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$' }),
+  }),
+  discovery: Type.Object({ empty_confirmations: Int(1, 1000), exclude: StrList }),
+  validation: Type.Object({ allow_unknown_traefik_fields: Type.Boolean() }),
+  proxy: Type.Object({ static_config_path: Type.String() }),
+  plugins_catalogue: Type.Object({ url: Type.String({ pattern: '^https?://' }), ttl_s: Int(0) }),
+  docker: Type.Object({ host: Type.String(), socket: Type.String() }),
+  stack: Type.Object({ containers: StrList, project: Type.String() }),
+  containers: Type.Object({ stop_timeout_s: Int(0), updates_ttl_s: Int(0) }),
+  crowdsec: Type.Object({
+    url: Type.String({ pattern: '^https?://' }),
+    bouncer_key: Type.String(),
+    machine_id: Type.String(),
+    machine_password: Type.String(),
+    timeout_ms: Int(100),
+    alerts_limit: Int(1),
+  }),
+  ip: Type.Object({ public_providers: StrList }),
+  logs: Type.Object({
+    proxy_access_log: Type.String(),
+    services: Type.Object({ secengine: Str(), proxy: Str(), tunnelapp: Str(), tunnelgw: Str() }),
+    max_scan_bytes: Int(1),
+    ws_buffer_lines: Int(1),
+  }),
+  mtls: Type.Object({ verify_url: Type.String({ pattern: '^https?://' }), proxy_ca_path: Type.String(), crl_validity_days: Int(1) }),
+  templates: Type.Object({ seed: Type.Boolean() }),
+  audit: Type.Object({ enabled: Type.Boolean() }),
+});
+
+export type AppConfig = Static<typeof ConfigSchema>;
+
+/** Environment variable → dotted config key (API.md §5). Lists are comma-separated. */
+export const ENV_MAP: Record<string, string> = {
+  PORT: 'server.port',
+  HOST: 'server.host',
+  TRUST_PROXY: 'server.trust_proxy',
+  BODY_LIMIT: 'server.body_limit',
+  REQUEST_TIMEOUT_MS: 'server.request_timeout_ms',
+  LOG_LEVEL: 'log.level',
+  DATA_DIR: 'storage.data_dir',
+  BACKUP_DIR: 'backup.dir',
+  BACKUP_KEEP_LAST: 'backup.retention.keep_last',
+  BACKUP_MAX_AGE_DAYS: 'backup.retention.max_age_days',
+  BACKUP_SCHEDULE: 'backup.schedule',
+  BACKUP_INCLUDE: 'backup.include',
+  PLUGINS_DIR: 'plugins.dir',
+  PLUGINS_ENABLED: 'plugins.enabled',
+  UI_DIR: 'ui.dir',
+  AUTH_MODE: 'auth.mode',
+  PROVIDER_TOKEN: 'provider.token',
+  CORS_ORIGINS: 'cors.origins',
+  PANGOLIN_URL: 'datasources.pangolin_url',
+  PANGOLIN_API_URL: 'datasources.pangolin_url', // middleware-manager's name (API.md §7), a fallback
+  TRAEFIK_API_URL: 'datasources.traefik_url',
+  ACTIVE_DATA_SOURCE: 'datasources.active',
+  DISCOVERY_EMPTY_CONFIRMATIONS: 'discovery.empty_confirmations',
+  PROXY_STATIC_CONFIG: 'proxy.static_config_path',
+  TRAEFIK_STATIC_CONFIG_PATH: 'proxy.static_config_path', // fallback, API.md §7
+  PLUGIN_CATALOGUE_URL: 'plugins_catalogue.url',
+  DOCKER_HOST: 'docker.host',
+  DOCKER_SOCKET: 'docker.socket',
+  STACK_CONTAINERS: 'stack.containers',
+  STACK_PROJECT: 'stack.project',
+  CROWDSEC_URL: 'crowdsec.url',
+  CROWDSEC_BOUNCER_KEY: 'crowdsec.bouncer_key',
+  CROWDSEC_MACHINE_ID: 'crowdsec.machine_id',
+  CROWDSEC_MACHINE_PASSWORD: 'crowdsec.machine_password',
+  PUBLIC_IP_PROVIDERS: 'ip.public_providers',
+  LOGS_PROXY_ACCESS_LOG: 'logs.proxy_access_log',
+  LOGS_SERVICE_SECENGINE: 'logs.services.secengine',
+  LOGS_SERVICE_PROXY: 'logs.services.proxy',
+  LOGS_SERVICE_TUNNELAPP: 'logs.services.tunnelapp',
+  LOGS_SERVICE_TUNNELGW: 'logs.services.tunnelgw',
+  MTLS_VERIFY_URL: 'mtls.verify_url',
+  MTLS_PROXY_CA_PATH: 'mtls.proxy_ca_path',
+};
+
+/** Fallback names that only apply when the primary variable is absent. */
+export const ENV_FALLBACKS: Record<string, string> = {
+  PANGOLIN_API_URL: 'PANGOLIN_URL',
+  TRAEFIK_STATIC_CONFIG_PATH: 'PROXY_STATIC_CONFIG',
+};
