@@ -1,0 +1,83 @@
+/** buildApp(opts): the whole server as one function; tests call it and use inject() or listen(). */
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { AppConfig } from './config/schema.ts';
+import { installErrorHandling } from './errors/handler.ts';
+import { errors } from './errors/app-error.ts';
+import { installVersioning, requestIdFor } from './versioning.ts';
+import { openStore } from './store/index.ts';
+import type { BuiltinGroup } from './types.ts';
+import authPlugin from './auth/index.ts';
+import auditPlugin from './audit.ts';
+import corsPlugin from './cors.ts';
+import pluginLoader from './plugin-loader/index.ts';
+
+export interface BuildOptions {
+  config: AppConfig;
+  /** Built-in endpoint groups in dependency order (plugins/index.ts). */
+  groups: BuiltinGroup[];
+  /** Pino options, or false (tests). Default: JSON lines at config.log.level. */
+  logger?: FastifyServerOptions['logger'];
+  now?: () => Date;
+  /** Restart counter reported by GET /api/system/plugins (X-App-Generation). */
+  generation?: number;
+}
+
+const REDACT = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie', '*.password', '*.token', '*.p12_password'];
+
+/** Hides `access_token` query values in logged URLs (API.md §2.3). */
+export function redactUrl(url: string): string {
+  return url.replace(/([?&]access_token=)[^&]*/gi, '$1***');
+}
+
+/** Builds the app: core capabilities first, then the built-in groups, then third-party plugins. */
+export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
+  const { config } = options;
+  const app = Fastify({
+    logger: options.logger ?? {
+      level: config.log.level,
+      redact: { paths: REDACT, censor: '***' },
+      serializers: {
+        req: (req) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip, requestId: req.id }),
+      },
+    },
+    genReqId: (req) => requestIdFor(req.headers['x-request-id']),
+    requestIdHeader: false,
+    bodyLimit: config.server.body_limit,
+    requestTimeout: config.server.request_timeout_ms,
+    trustProxy: config.server.trust_proxy as boolean | number | string[],
+    forceCloseConnections: 'idle',
+    ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: true } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  installErrorHandling(app, config.server.body_limit);
+  installVersioning(app);
+  installJsonParser(app);
+
+  app.decorate('config', config);
+  app.decorate('now', options.now ?? (() => new Date()));
+  const store = await openStore({ dataDir: config.storage.data_dir, logger: app.log.child({ component: 'store' }) });
+  app.decorate('store', store);
+  app.addHook('onClose', async () => store.close());
+
+  await app.register(corsPlugin);
+  await app.register(authPlugin);
+  await app.register(auditPlugin);
+  for (const group of options.groups) await app.register(group.plugin, { config });
+  await app.register(pluginLoader, { config, generation: options.generation ?? 1 });
+  return app;
+}
+
+/** JSON bodies only (415 otherwise); an empty body is "no body", so all-optional routes accept it. */
+function installJsonParser(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser(/^application\/json(\s*;.*)?$/i, { parseAs: 'string' }, (request, body, done) => {
+    if ((body as string).length === 0) return done(null, undefined);
+    parseJson(request, body as string, (err, value) => (err ? done(errors.invalidJson(), undefined) : done(null, value)));
+  });
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
+    if ((body as Buffer).length === 0) return done(null, undefined);
+    done(errors.unsupportedMediaType(String(request.headers['content-type'] ?? '')), undefined);
+  });
+}

@@ -1,0 +1,55 @@
+/** Crash-safe file replacement: temp file in the same dir, fsync, rename, fsync the dir (API.md §3.4). */
+import { open, rename, unlink, mkdir } from 'node:fs/promises';
+import { randomBytes, createHash } from 'node:crypto';
+import path from 'node:path';
+
+/** First 32 hex digits of SHA-256: the ETag of stored bytes (API.md §2.7). */
+export function hashOf(content: string | Buffer): string {
+  return createHash('sha256').update(content).digest('hex').slice(0, 32);
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Writes `content` to `file` so that readers see either the old or the new bytes, never a mix. */
+export async function writeAtomic(file: string, content: string | Buffer, mode = 0o644): Promise<void> {
+  const dir = path.dirname(file);
+  await mkdir(dir, { recursive: true, mode: 0o755 });
+  const temp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+  const handle = await open(temp, 'wx', mode);
+  try {
+    await handle.writeFile(content);
+    await handle.chmod(mode); // umask may have narrowed the mode given to open()
+    await handle.sync();
+  } catch (err) {
+    await handle.close();
+    await unlink(temp).catch(() => undefined);
+    throw err;
+  }
+  await handle.close();
+  try {
+    await rename(temp, file);
+  } catch (err) {
+    await unlink(temp).catch(() => undefined);
+    throw err;
+  }
+  await fsyncDir(dir);
+}
+
+/** Removes a file and makes the removal durable; false when it was already gone. */
+export async function removeDurably(file: string): Promise<boolean> {
+  try {
+    await unlink(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+  await fsyncDir(path.dirname(file));
+  return true;
+}

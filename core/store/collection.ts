@@ -1,0 +1,258 @@
+/** A directory of YAML files, one object per file, held in memory and kept in step with the disk. */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { errors, type AppError } from '../errors/app-error.ts';
+import { hashOf, removeDurably, writeAtomic } from './atomic-write.ts';
+import type { StoreContext } from './context.ts';
+import type { ChangeEvent, ChangeSource, Collection, CollectionOptions, InvalidFile, StoredObject, WriteOptions } from './types.ts';
+import { checkerFor, invalidAt, parseFileText, validateAgainst } from './validate.ts';
+import { renderYaml } from './yaml-file.ts';
+
+export const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
+const YAML_FILE = /^([^.].*)\.ya?ml$/;
+
+type Held<T> = StoredObject<T> & { text: string };
+type ReadResult<T> = { kind: 'missing' } | { kind: 'ok'; object: Held<T> } | { kind: 'invalid'; error: InvalidFile; syntax: boolean; hash: string };
+
+/** Compares an If-Match header value with an ETag. */
+export function ifMatchAccepts(ifMatch: string | undefined, etag: string | undefined): boolean {
+  if (ifMatch === undefined) return true;
+  if (etag === undefined) return false;
+  return ifMatch.split(',').some((tag) => {
+    const t = tag.trim();
+    return t === '*' || t.replace(/^W\//, '') === `"${etag}"`;
+  });
+}
+
+const isoOrNull = (v: unknown): string | null => (typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? new Date(v).toISOString() : null);
+
+export class FileCollection<T> implements Collection<T> {
+  readonly name: string;
+  readonly dir: string;
+  private readonly objects = new Map<string, Held<T>>();
+  private readonly invalid = new Map<string, InvalidFile & { hash: string }>();
+  private readonly listeners = new Set<(event: ChangeEvent<T>) => void>();
+  private readonly idPattern: RegExp;
+  private sorted: StoredObject<T>[] | null = null;
+
+  constructor(private readonly ctx: StoreContext, private readonly options: CollectionOptions<T>) {
+    this.name = options.name;
+    this.dir = path.join(ctx.dataDir, options.name);
+    this.idPattern = options.idPattern ?? SLUG;
+    checkerFor(options.schema);
+  }
+
+  list(): StoredObject<T>[] {
+    this.sorted ??= [...this.objects.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return this.sorted;
+  }
+
+  get(id: string): StoredObject<T> | undefined {
+    return this.objects.get(id);
+  }
+
+  has(id: string): boolean {
+    return this.objects.has(id);
+  }
+
+  invalidFiles(): InvalidFile[] {
+    return [...this.invalid.values()].map(({ hash: _hash, ...rest }) => rest);
+  }
+
+  onChange(listener: (event: ChangeEvent<T>) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Loads every file at startup. */
+  async scan(): Promise<void> {
+    let names: string[] = [];
+    try {
+      names = await readdir(this.dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    for (const name of names.sort()) {
+      if (YAML_FILE.test(name)) await this.ingest(path.join(this.dir, name), 'startup', true);
+    }
+  }
+
+  /** Whether a path belongs to this collection (a YAML file directly inside its dir). */
+  owns(file: string): boolean {
+    return path.dirname(file) === this.dir && YAML_FILE.test(path.basename(file));
+  }
+
+  /**
+   * Takes a file's current state into memory. Returns 'retry' for a syntax error seen for the
+   * first time (editors that write in two steps), so the watcher reads it once more.
+   */
+  async ingest(file: string, source: ChangeSource, finalAttempt: boolean): Promise<'done' | 'retry'> {
+    const id = path.basename(file).replace(/\.ya?ml$/, '');
+    const result = await this.readObject(id, file);
+    const current = this.objects.get(id);
+    if (result.kind === 'missing') {
+      this.invalid.delete(file);
+      if (current && current.file === file) {
+        const twin = await this.readObject(id, this.twinOf(file));
+        if (twin.kind === 'ok') this.set(twin.object, source, current);
+        else this.remove(id, source);
+      }
+      return 'done';
+    }
+    if (result.kind === 'invalid') {
+      if (result.syntax && !finalAttempt) return 'retry';
+      this.markInvalid(result.error, result.hash);
+      return 'done';
+    }
+    this.invalid.delete(file);
+    if (current && current.file !== file) {
+      this.markInvalid({ path: file, line: null, column: null, message: `duplicate of ${path.basename(current.file)}: id ${id} is already defined` }, result.object.etag);
+      return 'done';
+    }
+    if (current && current.etag === result.object.etag) return 'done'; // our own write, or a touch
+    this.set(result.object, source, current);
+    return 'done';
+  }
+
+  async create(id: string, data: T): Promise<StoredObject<T>> {
+    return this.write(id, (current) => {
+      if (current) throw errors.alreadyExists(`${this.singular()} ${id} already exists`);
+      return data;
+    }) as Promise<StoredObject<T>>;
+  }
+
+  async put(id: string, data: T, options: WriteOptions = {}): Promise<StoredObject<T>> {
+    return this.write(id, () => data, options) as Promise<StoredObject<T>>;
+  }
+
+  async update(id: string, mutate: (current: StoredObject<T> | undefined) => T | undefined, options: WriteOptions = {}): Promise<StoredObject<T> | undefined> {
+    return this.write(id, mutate, options);
+  }
+
+  async delete(id: string, options: WriteOptions = {}): Promise<boolean> {
+    this.assertId(id);
+    return this.ctx.locks.run(this.dir, async () => {
+      const fresh = await this.fresh(id);
+      if (!fresh) return false;
+      if (!ifMatchAccepts(options.ifMatch, fresh.etag)) throw errors.preconditionFailed();
+      await removeDurably(fresh.file);
+      this.invalid.delete(fresh.file);
+      if (this.objects.has(id)) this.remove(id, 'api');
+      return true;
+    });
+  }
+
+  private async write(id: string, mutate: (current: StoredObject<T> | undefined) => T | undefined, options: WriteOptions = {}): Promise<StoredObject<T> | undefined> {
+    this.assertId(id);
+    return this.ctx.locks.run(this.dir, async () => {
+      const fresh = await this.fresh(id);
+      if (options.ifMatch !== undefined && !ifMatchAccepts(options.ifMatch, fresh?.etag)) throw errors.preconditionFailed();
+      const data = mutate(fresh);
+      if (data === undefined) return fresh;
+      const check = checkerFor(this.options.schema);
+      if (!check.Check(data)) {
+        const first = check.Errors(data).First();
+        throw new Error(`store: refusing to write invalid ${this.name}/${id}: ${first?.path} ${first?.message}`);
+      }
+      const now = this.ctx.now();
+      const content = { ...(data as object), created_at: fresh?.created_at ?? now, updated_at: now };
+      const file = fresh?.file ?? path.join(this.dir, `${id}.yaml`);
+      const text = renderYaml(content, fresh?.text);
+      await writeAtomic(file, text, this.options.fileMode ?? 0o644);
+      const object: Held<T> = { id, data, etag: hashOf(text), created_at: content.created_at, updated_at: now, file, text };
+      this.invalid.delete(file);
+      this.set(object, 'api', this.objects.get(id));
+      return object;
+    });
+  }
+
+  /** The freshest version: re-read from disk (a hand edit may not be ingested yet), else memory. */
+  private async fresh(id: string): Promise<Held<T> | undefined> {
+    const held = this.objects.get(id);
+    const file = held?.file ?? path.join(this.dir, `${id}.yaml`);
+    let result = await this.readObject(id, file);
+    if (result.kind === 'missing' && !held) result = await this.readObject(id, this.twinOf(file));
+    if (result.kind === 'ok') return result.object;
+    if (result.kind === 'invalid') return held ? { ...held, text: '' } : undefined; // last good wins; the write repairs the file
+    return undefined;
+  }
+
+  private async readObject(id: string, file: string): Promise<ReadResult<T>> {
+    let text: string;
+    let mtime: Date;
+    try {
+      [text, mtime] = await Promise.all([readFile(file, 'utf8'), stat(file).then((s) => s.mtime)]);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' };
+      return { kind: 'invalid', syntax: false, hash: '', error: { path: file, line: null, column: null, message: `unreadable: ${(err as Error).message}` } };
+    }
+    const hash = hashOf(text);
+    const invalid = (error: InvalidFile, syntax = false): ReadResult<T> => ({ kind: 'invalid', error, syntax, hash });
+    if (!this.idPattern.test(id)) return invalid({ path: file, line: null, column: null, message: `file name ${path.basename(file)} is not a valid id (${this.idPattern.source})` });
+    const parsed = parseFileText(file, text);
+    if (!parsed.ok) return invalid(parsed.error, true);
+    const raw = parsed.value ?? {};
+    if (typeof raw !== 'object' || Array.isArray(raw)) return invalid({ path: file, line: 1, column: 1, message: 'file must hold a YAML mapping' });
+    const { id: innerId, created_at, updated_at, ...rest } = raw as Record<string, unknown>;
+    if (innerId !== undefined && innerId !== id) return invalid(invalidAt(file, parsed.parsed, '/id', `id "${String(innerId)}" does not match the file name ${id}`));
+    for (const [key, v] of [['created_at', created_at], ['updated_at', updated_at]] as const) {
+      if (v !== undefined && isoOrNull(v) === null) return invalid(invalidAt(file, parsed.parsed, `/${key}`, `${key} must be an ISO-8601 timestamp`));
+    }
+    const valid = validateAgainst<T>(this.options.schema, rest, file, parsed.parsed);
+    if (!valid.ok) return invalid(valid.error);
+    const problems = this.options.check?.(id, valid.value) ?? [];
+    if (problems.length > 0) return invalid(invalidAt(file, parsed.parsed, problems[0].path, `${problems[0].path.replace(/^\//, '')}: ${problems[0].message}`));
+    const data = this.options.normalize ? this.options.normalize(valid.value) : valid.value;
+    const fallback = mtime.toISOString();
+    return { kind: 'ok', object: { id, data, etag: hash, created_at: isoOrNull(created_at) ?? fallback, updated_at: isoOrNull(updated_at) ?? fallback, file, text } };
+  }
+
+  private twinOf(file: string): string {
+    return file.endsWith('.yaml') ? file.replace(/\.yaml$/, '.yml') : file.replace(/\.yml$/, '.yaml');
+  }
+
+  private markInvalid(error: InvalidFile, hash: string): void {
+    const previous = this.invalid.get(error.path);
+    this.invalid.set(error.path, { ...error, hash });
+    if (previous?.hash !== hash) {
+      this.ctx.logger.warn({ file: error.path, line: error.line, column: error.column }, `invalid file ignored, last valid version stays in effect: ${error.message}`);
+      this.ctx.emitAny({ collection: this.name, source: 'file' });
+    }
+  }
+
+  private set(object: Held<T>, source: ChangeSource, previous: Held<T> | undefined): void {
+    this.objects.set(object.id, object);
+    this.sorted = null;
+    if (source === 'file') this.ctx.logger.info({ collection: this.name, id: object.id, file: object.file }, previous ? 'hand edit applied' : 'object added from file');
+    this.emit({ collection: this.name, type: 'upsert', id: object.id, object, previous, source });
+  }
+
+  private remove(id: string, source: ChangeSource): void {
+    const previous = this.objects.get(id);
+    this.objects.delete(id);
+    this.sorted = null;
+    if (source === 'file') this.ctx.logger.info({ collection: this.name, id }, 'object deleted by removing its file');
+    this.emit({ collection: this.name, type: 'delete', id, previous, source });
+  }
+
+  private emit(event: ChangeEvent<T>): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (err) {
+        this.ctx.logger.error({ err, collection: this.name }, 'change listener failed');
+      }
+    }
+    this.ctx.emitAny({ collection: this.name, id: event.id, source: event.source });
+  }
+
+  private assertId(id: string): void {
+    if (!this.idPattern.test(id)) throw errors.validation(`id "${id.slice(0, 80)}" is not valid`, [{ path: '/params/id', message: `must match ${this.idPattern.source}` }]) as AppError;
+  }
+
+  private singular(): string {
+    const last = this.name.split('/').pop() ?? this.name;
+    return last.endsWith('s') ? last.slice(0, -1) : last;
+  }
+}

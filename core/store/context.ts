@@ -1,0 +1,17 @@
+/** What collections and documents share: paths, locks, clock, logger, the global change fan-out. */
+import type { ChangeSource } from './types.ts';
+import type { DirectoryLocks } from './lock.ts';
+
+export interface StoreLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface StoreContext {
+  dataDir: string;
+  locks: DirectoryLocks;
+  logger: StoreLogger;
+  now(): string;
+  emitAny(event: { collection: string; id?: string; source: ChangeSource }): void;
+}

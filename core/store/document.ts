@@ -1,0 +1,131 @@
+/** A single YAML file holding one value (settings.yaml, datasources.yaml, auth/tokens.yaml). */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { hashOf, writeAtomic } from './atomic-write.ts';
+import type { StoreContext } from './context.ts';
+import type { ChangeSource, DocumentOptions, InvalidFile, StoreDocument } from './types.ts';
+import { checkerFor, parseFileText, validateAgainst } from './validate.ts';
+import { renderYaml } from './yaml-file.ts';
+
+type Read<T> = { kind: 'missing' } | { kind: 'ok'; value: T; text: string; hash: string } | { kind: 'invalid'; error: InvalidFile; syntax: boolean; hash: string };
+
+export class FileDocument<T> implements StoreDocument<T> {
+  readonly path: string;
+  private value: T;
+  private text: string | undefined;
+  private hash = '';
+  private invalid: (InvalidFile & { hash: string }) | null = null;
+  private readonly listeners = new Set<(value: T, source: ChangeSource) => void>();
+
+  constructor(private readonly ctx: StoreContext, private readonly options: DocumentOptions<T>) {
+    this.path = path.join(ctx.dataDir, options.path);
+    this.value = options.initial();
+    checkerFor(options.schema);
+  }
+
+  get(): T {
+    return this.value;
+  }
+
+  exists(): boolean {
+    return this.text !== undefined;
+  }
+
+  etag(): string {
+    return this.hash;
+  }
+
+  invalidFiles(): InvalidFile[] {
+    if (!this.invalid) return [];
+    const { hash: _hash, ...rest } = this.invalid;
+    return [rest];
+  }
+
+  onChange(listener: (value: T, source: ChangeSource) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  owns(file: string): boolean {
+    return file === this.path;
+  }
+
+  /** Takes the file's current state; 'retry' on a first syntax error (see FileCollection.ingest). */
+  async ingest(source: ChangeSource, finalAttempt: boolean): Promise<'done' | 'retry'> {
+    const result = await this.read();
+    if (result.kind === 'missing') {
+      this.invalid = null;
+      if (this.text !== undefined) {
+        this.text = undefined;
+        this.hash = '';
+        this.apply(this.options.initial(), source);
+      }
+      return 'done';
+    }
+    if (result.kind === 'invalid') {
+      if (result.syntax && !finalAttempt) return 'retry';
+      const previous = this.invalid;
+      this.invalid = { ...result.error, hash: result.hash };
+      if (previous?.hash !== result.hash) {
+        this.ctx.logger.warn({ file: this.path, line: result.error.line }, `invalid file ignored, last valid version stays in effect: ${result.error.message}`);
+        this.ctx.emitAny({ collection: this.options.path, source: 'file' });
+      }
+      return 'done';
+    }
+    this.invalid = null;
+    if (result.hash === this.hash) return 'done';
+    this.text = result.text;
+    this.hash = result.hash;
+    this.apply(result.value, source);
+    return 'done';
+  }
+
+  async update(mutate: (current: T) => T | undefined): Promise<T> {
+    return this.ctx.locks.run(this.path, async () => {
+      const fresh = await this.read();
+      const current = fresh.kind === 'ok' ? fresh.value : this.value;
+      const next = mutate(structuredClone(current));
+      if (next === undefined) return current;
+      const check = checkerFor(this.options.schema);
+      if (!check.Check(next)) throw new Error(`store: refusing to write invalid ${this.options.path}: ${check.Errors(next).First()?.message}`);
+      const text = renderYaml(next, fresh.kind === 'ok' ? fresh.text : undefined);
+      await writeAtomic(this.path, text, this.options.fileMode ?? 0o644);
+      this.text = text;
+      this.hash = hashOf(text);
+      this.invalid = null;
+      this.apply(next, 'api');
+      return next;
+    });
+  }
+
+  private apply(value: T, source: ChangeSource): void {
+    this.value = value;
+    if (source === 'file') this.ctx.logger.info({ file: this.path }, 'hand edit applied');
+    for (const listener of this.listeners) {
+      try {
+        listener(value, source);
+      } catch (err) {
+        this.ctx.logger.error({ err, file: this.path }, 'change listener failed');
+      }
+    }
+    this.ctx.emitAny({ collection: this.options.path, source });
+  }
+
+  private async read(): Promise<Read<T>> {
+    let text: string;
+    try {
+      text = await readFile(this.path, 'utf8');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' };
+      return { kind: 'invalid', syntax: false, hash: '', error: { path: this.path, line: null, column: null, message: `unreadable: ${(err as Error).message}` } };
+    }
+    const hash = hashOf(text);
+    const parsed = parseFileText(this.path, text);
+    if (!parsed.ok) return { kind: 'invalid', error: parsed.error, syntax: true, hash };
+    const valid = validateAgainst<T>(this.options.schema, parsed.value ?? this.options.initial(), this.path, parsed.parsed);
+    if (!valid.ok) return { kind: 'invalid', error: valid.error, syntax: false, hash };
+    const value = this.options.normalize ? this.options.normalize(valid.value) : valid.value;
+    return { kind: 'ok', value, text, hash };
+  }
+}

@@ -1,0 +1,170 @@
+/** The YAML file store: the only code that touches files under the data dir (API.md §3). */
+import { mkdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { watch, type FSWatcher } from 'chokidar';
+import { writeAtomic } from './atomic-write.ts';
+import { FileCollection } from './collection.ts';
+import type { StoreContext, StoreLogger } from './context.ts';
+import { FileDocument } from './document.ts';
+import { DirectoryLocks } from './lock.ts';
+import type { ChangeSource, Collection, CollectionOptions, DocumentOptions, InvalidFile, StoreDocument, YamlStore } from './types.ts';
+
+export type * from './types.ts';
+export { SLUG, ifMatchAccepts } from './collection.ts';
+
+export interface StoreOptions {
+  dataDir: string;
+  logger: StoreLogger;
+  /** Watch for hand edits (default true). */
+  watch?: boolean;
+  /** Debounce per file (API.md §3.3: 300 ms). */
+  debounceMs?: number;
+  now?: () => string;
+}
+
+type AnyListener = (event: { collection: string; id?: string; source: ChangeSource }) => void;
+
+/** Paths the watcher never reports: hidden files, temp files, locks, the cache and the audit log. */
+function ignored(dataDir: string, file: string): boolean {
+  const relative = path.relative(dataDir, file);
+  if (!relative || relative.startsWith('..')) return false;
+  return relative.split(path.sep).some((part) => part.startsWith('.') || part.endsWith('.tmp') || part.endsWith('.lock'))
+    || /^audit\.log/.test(relative);
+}
+
+class Store implements YamlStore {
+  readonly dataDir: string;
+  private readonly ctx: StoreContext;
+  private readonly collections: FileCollection<unknown>[] = [];
+  private readonly documents: FileDocument<unknown>[] = [];
+  private readonly anyListeners = new Set<AnyListener>();
+  private readonly timers = new Map<string, { timer: NodeJS.Timeout; finalAttempt: boolean }>();
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private watcher: FSWatcher | null = null;
+  private closed = false;
+
+  constructor(private readonly options: StoreOptions) {
+    this.dataDir = path.resolve(options.dataDir);
+    this.ctx = {
+      dataDir: this.dataDir,
+      locks: new DirectoryLocks(),
+      logger: options.logger,
+      now: options.now ?? (() => new Date().toISOString()),
+      emitAny: (event) => {
+        for (const listener of this.anyListeners) {
+          try {
+            listener(event);
+          } catch (err) {
+            options.logger.error({ err }, 'store change listener failed');
+          }
+        }
+      },
+    };
+  }
+
+  async open(): Promise<void> {
+    await mkdir(this.dataDir, { recursive: true });
+    if (this.options.watch === false) return;
+    this.watcher = watch(this.dataDir, {
+      ignoreInitial: true,
+      ignored: (file) => ignored(this.dataDir, file),
+      depth: 4,
+    });
+    const onEvent = (file: string) => this.schedule(path.resolve(file), false);
+    this.watcher.on('add', onEvent).on('change', onEvent).on('unlink', onEvent);
+    this.watcher.on('error', (err) => this.options.logger.error({ err }, 'data dir watcher error'));
+    await new Promise<void>((resolve) => this.watcher!.once('ready', () => resolve()));
+  }
+
+  async collection<T>(options: CollectionOptions<T>): Promise<Collection<T>> {
+    if (this.collections.some((c) => c.name === options.name)) throw new Error(`store: collection ${options.name} registered twice`);
+    const collection = new FileCollection<T>(this.ctx, options);
+    await collection.scan();
+    this.collections.push(collection as FileCollection<unknown>);
+    return collection;
+  }
+
+  async document<T>(options: DocumentOptions<T>): Promise<StoreDocument<T>> {
+    const document = new FileDocument<T>(this.ctx, options);
+    await document.ingest('startup', true);
+    this.documents.push(document as FileDocument<unknown>);
+    return document;
+  }
+
+  invalidFiles(): InvalidFile[] {
+    return [...this.collections.flatMap((c) => c.invalidFiles()), ...this.documents.flatMap((d) => d.invalidFiles())]
+      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  onAnyChange(listener: AnyListener): () => void {
+    this.anyListeners.add(listener);
+    return () => this.anyListeners.delete(listener);
+  }
+
+  async writeRaw(relativePath: string, content: string | Buffer, mode = 0o644): Promise<void> {
+    await writeAtomic(this.resolveInside(relativePath), content, mode);
+  }
+
+  async readRaw(relativePath: string): Promise<Buffer | undefined> {
+    try {
+      return await readFile(this.resolveInside(relativePath));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+  }
+
+  async settle(): Promise<void> {
+    while (this.timers.size > 0 || this.inFlight.size > 0) {
+      await Promise.all([...this.inFlight]);
+      if (this.timers.size > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const { timer } of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    await this.watcher?.close();
+    await Promise.all([...this.inFlight]);
+  }
+
+  private resolveInside(relativePath: string): string {
+    const resolved = path.resolve(this.dataDir, relativePath);
+    if (!resolved.startsWith(this.dataDir + path.sep)) throw new Error(`store: path ${relativePath} leaves the data dir`);
+    return resolved;
+  }
+
+  /** Debounces events per file; a second event restarts the wait. */
+  private schedule(file: string, finalAttempt: boolean): void {
+    if (this.closed) return;
+    const previous = this.timers.get(file);
+    if (previous) clearTimeout(previous.timer);
+    const timer = setTimeout(() => {
+      this.timers.delete(file);
+      const work = this.process(file, finalAttempt || (previous?.finalAttempt ?? false));
+      this.inFlight.add(work);
+      void work.finally(() => this.inFlight.delete(work));
+    }, this.options.debounceMs ?? 300);
+    this.timers.set(file, { timer, finalAttempt });
+  }
+
+  private async process(file: string, finalAttempt: boolean): Promise<void> {
+    try {
+      const owner = this.collections.find((c) => c.owns(file)) ?? this.documents.find((d) => d.owns(file));
+      if (!owner) return;
+      const outcome = owner instanceof FileCollection ? await owner.ingest(file, 'file', finalAttempt) : await owner.ingest('file', finalAttempt);
+      if (outcome === 'retry') this.schedule(file, true);
+    } catch (err) {
+      // never crash on a bad, unreadable or vanished file (API.md §3.3)
+      this.options.logger.error({ err, file }, 'failed to process a data file change');
+    }
+  }
+}
+
+/** Opens the store: creates the data dir and starts watching it. */
+export async function openStore(options: StoreOptions): Promise<YamlStore> {
+  const store = new Store(options);
+  await store.open();
+  return store;
+}

@@ -1,0 +1,119 @@
+/** Public types of the YAML file store (API.md §3). */
+import type { TSchema } from '@sinclair/typebox';
+import type { ErrorDetail } from '../errors/app-error.ts';
+
+/** One object as the store holds it: validated content plus metadata from its file. */
+export interface StoredObject<T> {
+  id: string;
+  /** File content without `id`, `created_at`, `updated_at` (those are the fields below). */
+  data: T;
+  /** First 32 hex digits of the SHA-256 of the file bytes. */
+  etag: string;
+  created_at: string;
+  updated_at: string;
+  /** Absolute path of the file. */
+  file: string;
+}
+
+/** Who caused a change: a request through the API, a hand edit on disk, or the initial scan. */
+export type ChangeSource = 'api' | 'file' | 'startup';
+
+export interface ChangeEvent<T = unknown> {
+  collection: string;
+  type: 'upsert' | 'delete';
+  id: string;
+  object?: StoredObject<T>;
+  previous?: StoredObject<T>;
+  source: ChangeSource;
+}
+
+/** A hand-edited file that failed parsing or validation; its last valid version stays in effect. */
+export interface InvalidFile {
+  path: string;
+  line: number | null;
+  column: number | null;
+  message: string;
+}
+
+export interface WriteOptions {
+  /** Value of the If-Match header: `"hex"`, `W/"hex"` or `*`. Mismatch → 412. */
+  ifMatch?: string;
+}
+
+export interface CollectionOptions<T> {
+  /** Directory under the data dir, e.g. `middlewares` or `ext/hello`. Also the collection's name. */
+  name: string;
+  /** Schema of the file content (without id/created_at/updated_at). */
+  schema: TSchema;
+  /** Extra checks run on hand edits (references); errors make the file invalid. */
+  check?: (id: string, data: T) => ErrorDetail[];
+  /** Fills defaults after validation (files may omit optional fields). */
+  normalize?: (data: T) => T;
+  /** File mode for new files (0644 unless a secret). */
+  fileMode?: number;
+  /** Pattern of valid ids (file names); others are reported invalid. Default: the slug pattern of API.md §2.8. */
+  idPattern?: RegExp;
+}
+
+/** One collection: a directory with one YAML file per object. */
+export interface Collection<T> {
+  readonly name: string;
+  readonly dir: string;
+  /** All valid objects, sorted by id (code-unit order). */
+  list(): StoredObject<T>[];
+  get(id: string): StoredObject<T> | undefined;
+  has(id: string): boolean;
+  /** Creates a new object; 409 already_exists if the id is taken. */
+  create(id: string, data: T): Promise<StoredObject<T>>;
+  /** Creates or fully replaces (created_at kept; comments and key order of kept fields preserved). */
+  put(id: string, data: T, options?: WriteOptions): Promise<StoredObject<T>>;
+  /**
+   * Atomic read-modify-write under the collection lock: `mutate` gets the freshest version (re-read
+   * from disk) and returns the new data, or `undefined` to leave the object unchanged.
+   */
+  update(id: string, mutate: (current: StoredObject<T> | undefined) => T | undefined, options?: WriteOptions): Promise<StoredObject<T> | undefined>;
+  /** Deletes the object; false when it did not exist. */
+  delete(id: string, options?: WriteOptions): Promise<boolean>;
+  /** Invalid files of this collection (hand edits). */
+  invalidFiles(): InvalidFile[];
+  /** Subscribes to changes; returns the unsubscribe function. */
+  onChange(listener: (event: ChangeEvent<T>) => void): () => void;
+}
+
+export interface DocumentOptions<T> {
+  /** Path relative to the data dir, e.g. `datasources.yaml` or `auth/tokens.yaml`. */
+  path: string;
+  schema: TSchema;
+  /** Content when the file does not exist (not written until the first update). */
+  initial: () => T;
+  normalize?: (data: T) => T;
+  fileMode?: number;
+}
+
+/** A single YAML file holding one value (settings.yaml, datasources.yaml, auth/tokens.yaml). */
+export interface StoreDocument<T> {
+  readonly path: string;
+  get(): T;
+  exists(): boolean;
+  /** Hash of the current bytes (same rule as object ETags). */
+  etag(): string;
+  update(mutate: (current: T) => T | undefined): Promise<T>;
+  invalidFiles(): InvalidFile[];
+  onChange(listener: (value: T, source: ChangeSource) => void): () => void;
+}
+
+export interface YamlStore {
+  readonly dataDir: string;
+  collection<T>(options: CollectionOptions<T>): Promise<Collection<T>>;
+  document<T>(options: DocumentOptions<T>): Promise<StoreDocument<T>>;
+  /** Every invalid file across collections and documents. */
+  invalidFiles(): InvalidFile[];
+  /** Any change in any collection or document (used to trigger regeneration). */
+  onAnyChange(listener: (event: { collection: string; id?: string; source: ChangeSource }) => void): () => void;
+  /** Writes a file the store does not otherwise manage (cache, initial token), atomically. */
+  writeRaw(relativePath: string, content: string | Buffer, mode?: number): Promise<void>;
+  readRaw(relativePath: string): Promise<Buffer | undefined>;
+  /** Resolves once pending debounced file events are processed (tests, shutdown). */
+  settle(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,34 @@
+/** GET /api/health: liveness, and with ?deep=true the dependency checks (API.md §4.1). */
+import fp from 'fastify-plugin';
+import type { FastifyInstance } from 'fastify';
+import { errors } from '../../core/errors/app-error.ts';
+import { APP_VERSION } from '../../core/version.ts';
+import { isTrue, ErrorBody } from '../shared-schemas.ts';
+import { Health, HealthQuery } from './schemas.ts';
+import { HealthService } from './service.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    health: HealthService;
+  }
+}
+
+async function health(app: FastifyInstance): Promise<void> {
+  const service = new HealthService(APP_VERSION, app.config.storage.data_dir);
+  app.decorate('health', service);
+  app.get('/api/health', {
+    config: { auth: 'public' },
+    schema: { tags: ['health'], summary: 'Liveness; deep=true checks dependencies', querystring: HealthQuery, response: { 200: Health, 503: ErrorBody } },
+  }, async (request) => {
+    const { deep } = request.query as { deep?: string };
+    if (!isTrue(deep)) return service.summary();
+    const body = await service.deep();
+    if (body.status === 'fail') {
+      const failed = Object.entries(body.checks ?? {}).filter(([, c]) => c.status === 'fail').map(([n]) => n);
+      throw errors.unhealthy(`health check failed: ${failed.join(', ')}`, body);
+    }
+    return body;
+  });
+}
+
+export default fp(health, { name: 'health', dependencies: ['auth'] });

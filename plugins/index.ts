@@ -1,0 +1,12 @@
+/**
+ * The built-in endpoint groups, in dependency order. This list and main.ts are the composition
+ * root: the only place that knows both core and the groups (core never imports a plugin).
+ */
+import type { BuiltinGroup } from '../core/types.ts';
+import openapi from './openapi/index.ts';
+import health from './health/index.ts';
+
+export const builtinGroups: BuiltinGroup[] = [
+  { name: 'openapi', plugin: openapi },
+  { name: 'health', plugin: health },
+];

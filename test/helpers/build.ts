@@ -1,0 +1,41 @@
+/** build(t): a fresh app on a temp data dir, closed (and the dir removed) when the test ends. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { ExecutionContext } from 'ava';
+import type { FastifyInstance } from 'fastify';
+import { buildApp, type BuildOptions } from '../../core/app.ts';
+import { loadConfig } from '../../core/config/load.ts';
+import type { AppConfig } from '../../core/config/schema.ts';
+import { builtinGroups } from '../../plugins/index.ts';
+
+export interface BuildTestOptions {
+  /** Settings merged over the defaults (dotted structure, e.g. {auth: {mode: 'off'}}). */
+  config?: Record<string, unknown>;
+  dataDir?: string;
+  groups?: BuildOptions['groups'];
+  now?: () => Date;
+}
+
+export async function tempDir(t: ExecutionContext, prefix = 'sm-test-'): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), prefix));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Loads the real defaults with test overrides (no environment leaks in). */
+export function testConfig(dataDir: string, overrides: Record<string, unknown> = {}): AppConfig {
+  return loadConfig({
+    env: { CONFIG_FILE: path.join(import.meta.dirname, 'empty.yaml') },
+    overrides: { log: { level: 'silent' }, storage: { data_dir: dataDir }, plugins: { dir: path.join(dataDir, '..', 'no-plugins') }, ...overrides },
+  });
+}
+
+export async function build(t: ExecutionContext, options: BuildTestOptions = {}): Promise<FastifyInstance> {
+  const dataDir = options.dataDir ?? path.join(await tempDir(t), 'data');
+  const config = testConfig(dataDir, options.config);
+  const app = await buildApp({ config, groups: options.groups ?? builtinGroups, logger: false, now: options.now });
+  t.teardown(() => app.close());
+  await app.ready();
+  return app;
+}
