@@ -7,6 +7,7 @@ import { errors } from './errors/app-error.ts';
 import { installVersioning, requestIdFor } from './versioning.ts';
 import { openStore } from './store/index.ts';
 import type { BuiltinGroup } from './types.ts';
+import { openSettings } from './settings.ts';
 import authPlugin from './auth/index.ts';
 import auditPlugin from './audit.ts';
 import corsPlugin from './cors.ts';
@@ -59,6 +60,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const store = await openStore({ dataDir: config.storage.data_dir, logger: app.log.child({ component: 'store' }) });
   app.decorate('store', store);
   app.addHook('onClose', async () => store.close());
+  app.decorate('settings', await openSettings(store));
 
   await app.register(corsPlugin);
   await app.register(authPlugin);

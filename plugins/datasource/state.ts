@@ -1,0 +1,89 @@
+/**
+ * What the last successful sync of the active data source left behind, shared with the groups that
+ * need it: the last good upstream body (Pangolin mode), the keys it defines, discovered services.
+ */
+import type { ChangeSource } from '../../core/store/types.ts';
+
+export type SourceType = 'pangolin' | 'traefik';
+export type UpstreamSection = 'http.middlewares' | 'http.routers' | 'http.services' | 'tcp.routers' | 'tcp.services' | 'udp.routers' | 'udp.services';
+
+/** A service mirrored from the upstream: read-only, in memory, rebuilt on every successful sync (API.md §4.3). */
+export interface DiscoveredService {
+  id: string;
+  name: string;
+  protocol: 'http' | 'tcp' | 'udp';
+  type: string;
+  config: Record<string, unknown>;
+  provider: string;
+  upstream_name: string;
+  status: 'active' | 'disabled';
+}
+
+export interface UpstreamSnapshot {
+  /** Type of the active source when the snapshot was taken. */
+  mode: SourceType;
+  /** Name of the source. */
+  source: string;
+  /** Pangolin mode: the last good body (parsed losslessly); Traefik mode: null. */
+  body: Record<string, unknown> | null;
+  /** sha256 of the raw body (Pangolin) or of the router list (Traefik). */
+  hash: string;
+  fetched_at: string;
+}
+
+type Listener = (reason: ChangeSource | 'sync') => void;
+
+/** Holder of the upstream view; the datasource group updates it, others read and subscribe. */
+export class UpstreamState {
+  private snapshot: UpstreamSnapshot | null = null;
+  private services: DiscoveredService[] = [];
+  private keyIndex = new Map<UpstreamSection, Set<string>>();
+  private readonly listeners = new Set<Listener>();
+  /** Whether the latest fetch failed (the snapshot is then stale). */
+  stale = false;
+  lastError: string | null = null;
+  lastErrorAt: string | null = null;
+  lastOkAt: string | null = null;
+
+  current(): UpstreamSnapshot | null {
+    return this.snapshot;
+  }
+
+  discoveredServices(): DiscoveredService[] {
+    return this.services;
+  }
+
+  /** True when the upstream configuration defines `key` in `section` (for 409 already_exists). */
+  hasKey(section: UpstreamSection, key: string): boolean {
+    return this.keyIndex.get(section)?.has(key) ?? false;
+  }
+
+  /** Replaces the snapshot and the discovered services, then notifies subscribers. */
+  update(snapshot: UpstreamSnapshot | null, services: DiscoveredService[]): void {
+    this.snapshot = snapshot;
+    this.services = services;
+    this.keyIndex = indexKeys(snapshot?.body ?? null, services);
+    this.notify('sync');
+  }
+
+  onChange(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  notify(reason: ChangeSource | 'sync'): void {
+    for (const listener of this.listeners) listener(reason);
+  }
+}
+
+function indexKeys(body: Record<string, unknown> | null, services: DiscoveredService[]): Map<UpstreamSection, Set<string>> {
+  const index = new Map<UpstreamSection, Set<string>>();
+  const sections: UpstreamSection[] = ['http.middlewares', 'http.routers', 'http.services', 'tcp.routers', 'tcp.services', 'udp.routers', 'udp.services'];
+  for (const section of sections) {
+    const [protocol, kind] = section.split('.');
+    const map = (body?.[protocol] as Record<string, unknown> | undefined)?.[kind];
+    index.set(section, new Set(map && typeof map === 'object' ? Object.keys(map) : []));
+  }
+  for (const s of services) index.get(`${s.protocol}.services` as UpstreamSection)!.add(s.upstream_name.replace(/@[^@]*$/, ''));
+  return index;
+}
