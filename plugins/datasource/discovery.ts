@@ -1,0 +1,451 @@
+/**
+ * Discovery (API.md §4.4, §4.3): turns upstream routers and services into resources and
+ * discovered services. Pure functions: no I/O, the caller passes the clock and stores the result.
+ */
+import picomatch from 'picomatch';
+import { stringifyCanonical } from './lossless-json.ts';
+
+/** Kind of the data source that discovered a resource. */
+export type SourceKind = 'pangolin' | 'traefik';
+
+/**
+ * Router priority. Safe integers are numbers; integers above 2^53−1 (Traefik uses up to MaxInt64)
+ * stay BigInt, as parseLossless returns them, so they pass through digit for digit (API.md §2.1).
+ * Nothing is clamped; null when the upstream has none.
+ */
+export type Priority = number | bigint | null;
+
+export interface TlsDomain {
+  main: string;
+  sans: string[];
+}
+
+/** Upstream TLS of a router, as the resource stores it. */
+export interface ResourceTls {
+  cert_resolver: string | null;
+  domains: TlsDomain[] | null;
+  options: string | null;
+}
+
+/** One upstream HTTP router, normalised from either source. */
+export interface UpstreamRouter {
+  /** full key `name@provider`, e.g. `1-Nextcloud-router@http` */
+  key: string;
+  /** key without `@provider` */
+  name: string;
+  provider: string;
+  rule: string;
+  rule_syntax: string | null;
+  entrypoints: string[];
+  tls: ResourceTls | null;
+  priority: Priority;
+  /** as written upstream (unqualified in Pangolin and usually in Traefik) */
+  service: string;
+  middlewares: string[];
+}
+
+export interface ResourceConfig {
+  http: { entrypoints: string[] };
+  tls: { cert_resolver: string | null; domains: TlsDomain[] | null; options: string | null };
+  tcp: { enabled: boolean; entrypoints: string[]; sni_rule: string | null; service_id: string | null };
+  headers: { request: Record<string, string>; response: Record<string, string> };
+  priority: { priority: number | null };
+  mtls: { enabled: boolean };
+  mtlswhitelist: {
+    rules: unknown[] | null;
+    request_headers: Record<string, string> | null;
+    reject_message: string | null;
+    reject_code: number | null;
+    refresh_interval: string | number | null;
+    external_data: Record<string, unknown> | null;
+  };
+}
+
+/** A resource as stored (API.md §4.4 Resource object without computed and timestamp fields). */
+export interface ResourceRecord {
+  id: string;
+  name: string;
+  router: string;
+  source: SourceKind;
+  status: 'active' | 'disabled';
+  missing_since: string | null;
+  rule: string;
+  host: string | null;
+  hosts: string[];
+  entrypoints: string[];
+  tls: ResourceTls | null;
+  priority: Priority;
+  upstream_service: string;
+  upstream_middlewares: string[];
+  middlewares: Array<{ id: string; priority: number }>;
+  external_middlewares: Array<{ name: string; priority: number; provider: string | null }>;
+  service_id: string | null;
+  config: ResourceConfig;
+}
+
+type JsonObject = Record<string, unknown>;
+const INTEGER = /^-?[0-9]+$/;
+
+export const isObject = (value: unknown): value is JsonObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const stringOrNull = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
+
+/** Splits `name@provider` at the last `@`; no `@` gives provider ''. */
+export function splitKey(key: string): { name: string; provider: string } {
+  const at = key.lastIndexOf('@');
+  return at < 0 ? { name: key, provider: '' } : { name: key.slice(0, at), provider: key.slice(at + 1) };
+}
+
+/** Slug of API.md §2.8: NFKD, diacritics removed, lower case, runs outside [a-z0-9] → '-', ≤ 63. */
+export function slugify(text: string, fallback: string): string {
+  const slug = text
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/\p{M}/gu, '')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 63);
+  return slug || fallback;
+}
+
+const withSuffix = (base: string, suffix: string) => base.slice(0, 63 - suffix.length) + suffix;
+
+/** First free id among `base`, `base-<provider>`, `base-2`, `base-3`… (each cut to 63 chars). */
+export function allocateId(base: string, provider: string, taken: Set<string>): string {
+  if (!taken.has(base)) return base;
+  const providerSlug = slugify(provider, '');
+  if (providerSlug && !taken.has(withSuffix(base, `-${providerSlug}`))) return withSuffix(base, `-${providerSlug}`);
+  for (let n = 2; ; n++) {
+    const id = withSuffix(base, `-${n}`);
+    if (!taken.has(id)) return id;
+  }
+}
+
+const toInteger = (text: string): number | bigint => (Number.isSafeInteger(Number(text)) ? Number(text) : BigInt(text));
+
+/** Exact priority of a router object: Traefik's `priorityStr` (≥ 3.6.10) wins over `priority`. */
+export function exactPriority(router: JsonObject): Priority {
+  const text = router.priorityStr;
+  if (typeof text === 'string' && INTEGER.test(text)) {
+    // no `priority` and "0": Traefik never computed it (router disabled before building)
+    if (!('priority' in router) && text === '0') return null;
+    return toInteger(text);
+  }
+  const value = router.priority;
+  if (typeof value === 'bigint') return toInteger(value.toString());
+  if (typeof value === 'number' && Number.isInteger(value)) return value;
+  if (typeof value === 'string' && INTEGER.test(value)) return toInteger(value);
+  return null;
+}
+
+const HOST_CALL = /(?<![A-Za-z0-9_])Host\(/g;
+
+/** Every ``Host(`…`)`` value of a rule, in order, without duplicates (`Host(`a`, `b`)` lists too). */
+export function hostsOf(rule: string): string[] {
+  const hosts: string[] = [];
+  for (const match of rule.matchAll(HOST_CALL)) {
+    let i = match.index + match[0].length;
+    for (;;) {
+      while (rule[i] === ' ') i++;
+      const quote = rule[i];
+      if (quote !== '`' && quote !== '"') break;
+      const end = rule.indexOf(quote, i + 1);
+      if (end < 0) break;
+      hosts.push(rule.slice(i + 1, end));
+      i = end + 1;
+      while (rule[i] === ' ') i++;
+      if (rule[i] !== ',') break;
+      i++;
+    }
+  }
+  return [...new Set(hosts)];
+}
+
+function tlsOf(value: unknown): ResourceTls | null {
+  if (!isObject(value)) return null;
+  const domains = Array.isArray(value.domains)
+    ? value.domains.filter(isObject).map((d) => ({ main: String(d.main ?? ''), sans: strings(d.sans) }))
+    : [];
+  // Traefik's router list adds options "default" that rawdata and Pangolin lack: same meaning, so
+  // dropping it keeps the resource from flapping between syncs (G5 drops it when emitting too)
+  const options = value.options === 'default' ? null : stringOrNull(value.options);
+  return { cert_resolver: stringOrNull(value.certResolver), domains: domains.length > 0 ? domains : null, options };
+}
+
+function routerOf(name: string, provider: string, value: JsonObject): UpstreamRouter {
+  return {
+    key: `${name}@${provider}`,
+    name,
+    provider,
+    rule: typeof value.rule === 'string' ? value.rule : '',
+    rule_syntax: stringOrNull(value.ruleSyntax),
+    entrypoints: strings(value.entryPoints),
+    tls: tlsOf(value.tls),
+    priority: exactPriority(value),
+    service: typeof value.service === 'string' ? value.service : '',
+    middlewares: strings(value.middlewares),
+  };
+}
+
+/** HTTP routers of a Pangolin body (`http.routers`); every key becomes `<key>@http`. */
+export function routersFromPangolin(body: unknown): UpstreamRouter[] {
+  const routers = isObject(body) && isObject(body.http) ? body.http.routers : undefined;
+  if (!isObject(routers)) return [];
+  return Object.entries(routers)
+    .filter((entry): entry is [string, JsonObject] => isObject(entry[1]))
+    .map(([name, value]) => routerOf(name, 'http', value));
+}
+
+/** Routers of Traefik's `/api/http/routers` list (names already carry `@provider`). */
+export function routersFromTraefik(list: unknown[]): UpstreamRouter[] {
+  return list.filter(isObject).flatMap((item) => {
+    if (typeof item.name !== 'string') return [];
+    const split = splitKey(item.name);
+    const provider = typeof item.provider === 'string' ? item.provider : split.provider;
+    return [routerOf(split.provider ? split.name : item.name, provider, item)];
+  });
+}
+
+/**
+ * isOwnRouter/isOwnService for Traefik mode: what our provider emits is `<id>@<provider>` for our
+ * ids, or contains `_` (`sm_…`, `<id>_tcp`), a character user ids never hold (API.md §2.8).
+ */
+export function ownObjectMatcher(ids: Iterable<string>, provider = 'http'): (key: string) => boolean {
+  const own = new Set(ids);
+  return (key) => {
+    const split = splitKey(key);
+    return split.provider === provider && (split.name.includes('_') || own.has(split.name));
+  };
+}
+
+/** API.md §4.4 defaults of a new resource's `config`; a fresh object on every call. */
+export function defaultResourceConfig(): ResourceConfig {
+  return {
+    http: { entrypoints: [] },
+    tls: { cert_resolver: null, domains: null, options: null },
+    tcp: { enabled: false, entrypoints: ['tcp'], sni_rule: null, service_id: null },
+    headers: { request: {}, response: {} },
+    priority: { priority: null },
+    mtls: { enabled: false },
+    mtlswhitelist: { rules: null, request_headers: null, reject_message: null, reject_code: null, refresh_interval: null, external_data: null },
+  };
+}
+
+export interface ReconcileOptions {
+  source: SourceKind;
+  /** globs of `discovery.exclude`, matched against the key without `@provider` */
+  exclude: string[];
+  /** ISO timestamp used for `missing_since` */
+  now: string;
+  /** `discovery.empty_confirmations` */
+  emptyConfirmations: number;
+  /** consecutive empty answers before this one (`last_sync.empty_streak`) */
+  emptyStreak: number;
+  /** whether the last applied sync had at least one router */
+  lastWasNonEmpty: boolean;
+  /** routers we emit ourselves (Traefik mode), given the full key; see ownObjectMatcher */
+  isOwnRouter?: (key: string) => boolean;
+}
+
+export interface ReconcileResult {
+  /** new resources and those whose discovered fields, status or missing_since changed, by id */
+  upserts: ResourceRecord[];
+  newEmptyStreak: number;
+  /** the answer was empty after a non-empty state (log it); `applied` says whether it took effect */
+  suspiciousEmpty: boolean;
+  /** false when the answer was held back (unconfirmed empty): nothing changed */
+  applied: boolean;
+}
+
+type Discovered = Pick<ResourceRecord, 'name' | 'router' | 'source' | 'rule' | 'host' | 'hosts' | 'entrypoints' | 'tls' | 'priority' | 'upstream_service' | 'upstream_middlewares'>;
+
+const TRACKED = ['name', 'router', 'source', 'status', 'missing_since', 'rule', 'host', 'hosts', 'entrypoints', 'tls', 'priority', 'upstream_service', 'upstream_middlewares'] as const;
+
+function discoveredFields(router: UpstreamRouter, source: SourceKind): Discovered {
+  const hosts = hostsOf(router.rule);
+  return {
+    name: router.name,
+    router: router.key,
+    source,
+    rule: router.rule,
+    host: hosts[0] ?? null,
+    hosts,
+    entrypoints: router.entrypoints,
+    tls: router.tls,
+    priority: router.priority,
+    upstream_service: router.service,
+    upstream_middlewares: router.middlewares,
+  };
+}
+
+// canonical JSON compares BigInt priorities exactly and ignores key order
+const tracked = (resource: ResourceRecord) => stringifyCanonical(TRACKED.map((field) => resource[field] ?? null));
+
+function eligible(routers: UpstreamRouter[], options: ReconcileOptions): UpstreamRouter[] {
+  const excluded = options.exclude.length > 0 ? picomatch(options.exclude, { dot: true }) : () => false;
+  const seen = new Set<string>();
+  return routers.filter((router) => {
+    if (seen.has(router.key)) return false;
+    seen.add(router.key);
+    return router.provider !== 'internal' && !options.isOwnRouter?.(router.key) && !excluded(router.name);
+  });
+}
+
+const disabled = (resource: ResourceRecord, now: string): ResourceRecord =>
+  ({ ...resource, status: 'disabled', missing_since: resource.missing_since ?? now });
+
+function changedOnly(existing: ResourceRecord[], next: Map<string, ResourceRecord>): ResourceRecord[] {
+  return existing.filter((resource) => tracked(resource) !== tracked(next.get(resource.id)!)).map((r) => next.get(r.id)!);
+}
+
+/** Applies one sync's routers to the stored resources (API.md §4.4); override fields are never touched. */
+export function reconcile(existing: ResourceRecord[], upstreamRouters: UpstreamRouter[], options: ReconcileOptions): ReconcileResult {
+  const routers = eligible(upstreamRouters, options);
+  if (routers.length === 0) return reconcileEmpty(existing, options);
+
+  const byRouter = new Map(existing.map((resource) => [resource.router, resource]));
+  const matched = new Map<string, UpstreamRouter>();
+  const unknown: UpstreamRouter[] = [];
+  for (const router of routers) {
+    const resource = byRouter.get(router.key);
+    if (resource && !matched.has(resource.id)) matched.set(resource.id, router);
+    else unknown.push(router);
+  }
+
+  const taken = new Set(existing.map((resource) => resource.id));
+  const created: ResourceRecord[] = [];
+  for (const router of unknown) {
+    // resources left without a router in this sync are the disabled ones a renumbered key may take
+    const sameRule = existing.filter((resource) => !matched.has(resource.id) && resource.rule === router.rule);
+    if (sameRule.length === 1) {
+      matched.set(sameRule[0].id, router);
+      continue;
+    }
+    const id = allocateId(slugify(router.name, 'resource'), router.provider, taken);
+    taken.add(id);
+    created.push({
+      id,
+      ...discoveredFields(router, options.source),
+      status: 'active',
+      missing_since: null,
+      middlewares: [],
+      external_middlewares: [],
+      service_id: null,
+      config: defaultResourceConfig(),
+    });
+  }
+
+  const next = new Map(existing.map((resource) => {
+    const router = matched.get(resource.id);
+    const updated: ResourceRecord = router
+      ? { ...resource, ...discoveredFields(router, options.source), status: 'active', missing_since: null }
+      : disabled(resource, options.now);
+    return [resource.id, updated];
+  }));
+  const upserts = [...changedOnly(existing, next), ...created].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return { upserts, newEmptyStreak: 0, suspiciousEmpty: false, applied: true };
+}
+
+function reconcileEmpty(existing: ResourceRecord[], options: ReconcileOptions): ReconcileResult {
+  const newEmptyStreak = options.emptyStreak + 1;
+  const suspiciousEmpty = options.lastWasNonEmpty || existing.some((resource) => resource.status === 'active');
+  // Pangolin answers {} when it has nothing enabled, but also in a bad moment: wait for N in a row
+  if (suspiciousEmpty && newEmptyStreak < options.emptyConfirmations) {
+    return { upserts: [], newEmptyStreak, suspiciousEmpty, applied: false };
+  }
+  const next = new Map(existing.map((resource) => [resource.id, disabled(resource, options.now)]));
+  return { upserts: changedOnly(existing, next).sort((a, b) => (a.id < b.id ? -1 : 1)), newEmptyStreak, suspiciousEmpty, applied: true };
+}
+
+export type ServiceProtocol = 'http' | 'tcp' | 'udp';
+
+/** One upstream service, normalised from either source. */
+export interface UpstreamService {
+  /** full key `name@provider` */
+  key: string;
+  name: string;
+  provider: string;
+  protocol: ServiceProtocol;
+  /** the Traefik type key, e.g. `loadBalancer` */
+  type: string;
+  /** body under the type key */
+  config: JsonObject;
+}
+
+/** A read-only mirror of an upstream service (API.md §4.3 `source: discovered`). */
+export interface DiscoveredService {
+  id: string;
+  name: string;
+  protocol: ServiceProtocol;
+  type: string;
+  config: JsonObject;
+  provider: string;
+  upstream_name: string;
+  status: 'active';
+}
+
+const PROTOCOLS: ServiceProtocol[] = ['http', 'tcp', 'udp'];
+// internal services (api@internal, noop@internal…) have none of these and are left out
+const SERVICE_TYPES = ['loadBalancer', 'weighted', 'mirroring', 'failover', 'highestRandomWeight'];
+
+function serviceOf(name: string, provider: string, protocol: ServiceProtocol, value: JsonObject): UpstreamService[] {
+  const type = SERVICE_TYPES.find((candidate) => isObject(value[candidate]));
+  return type ? [{ key: `${name}@${provider}`, name, provider, protocol, type, config: value[type] as JsonObject }] : [];
+}
+
+/** Services of a Pangolin body (`http|tcp|udp.services`), all `@http`. */
+export function servicesFromPangolin(body: unknown): UpstreamService[] {
+  if (!isObject(body)) return [];
+  return PROTOCOLS.flatMap((protocol) => {
+    const section = body[protocol];
+    const services = isObject(section) ? section.services : undefined;
+    if (!isObject(services)) return [];
+    return Object.entries(services).flatMap(([name, value]) => (isObject(value) ? serviceOf(name, 'http', protocol, value) : []));
+  });
+}
+
+/** Services of Traefik's `/api/{http,tcp,udp}/services` lists. */
+export function servicesFromTraefik(lists: Partial<Record<ServiceProtocol, unknown[]>>): UpstreamService[] {
+  return PROTOCOLS.flatMap((protocol) =>
+    (lists[protocol] ?? []).filter(isObject).flatMap((item) => {
+      if (typeof item.name !== 'string') return [];
+      const split = splitKey(item.name);
+      const provider = typeof item.provider === 'string' ? item.provider : split.provider;
+      return serviceOf(split.provider ? split.name : item.name, provider, protocol, item);
+    }),
+  );
+}
+
+export interface DiscoveredServicesOptions {
+  /** objects we emit ourselves (Traefik mode), given the full key; see ownObjectMatcher */
+  isOwnService?: (key: string) => boolean;
+  /** ids already used by manual/template services */
+  takenIds?: Iterable<string>;
+}
+
+/** Discovered services with ids (API.md §4.3): provider `internal` and our own objects left out. */
+export function discoveredServicesFrom(services: UpstreamService[], options: DiscoveredServicesOptions = {}): DiscoveredService[] {
+  const taken = new Set(options.takenIds ?? []);
+  // a stable order keeps ids stable from one sync to the next
+  const ordered = services
+    .filter((service) => service.provider !== 'internal' && !options.isOwnService?.(service.key))
+    .sort((a, b) => PROTOCOLS.indexOf(a.protocol) - PROTOCOLS.indexOf(b.protocol) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const seen = new Set<string>();
+  return ordered.flatMap((service) => {
+    if (seen.has(`${service.protocol} ${service.key}`)) return [];
+    seen.add(`${service.protocol} ${service.key}`);
+    const id = allocateId(slugify(service.name, 'service'), service.provider, taken);
+    taken.add(id);
+    return [{
+      id,
+      name: service.name,
+      protocol: service.protocol,
+      type: service.type,
+      config: service.config,
+      provider: service.provider,
+      upstream_name: service.key,
+      status: 'active' as const,
+    }];
+  });
+}
