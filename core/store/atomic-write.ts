@@ -1,5 +1,5 @@
 /** Crash-safe file replacement: temp file in the same dir, fsync, rename, fsync the dir (API.md §3.4). */
-import { open, rename, unlink, mkdir } from 'node:fs/promises';
+import { open, rename, unlink, mkdir, chmod } from 'node:fs/promises';
 import { randomBytes, createHash } from 'node:crypto';
 import path from 'node:path';
 
@@ -17,10 +17,14 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/** Writes `content` to `file` so that readers see either the old or the new bytes, never a mix. */
-export async function writeAtomic(file: string, content: string | Buffer, mode = 0o644): Promise<void> {
+/**
+ * Writes `content` to `file` so that readers see either the old or the new bytes, never a mix.
+ * `dirMode` (secret dirs such as `auth/`, 0700) is enforced on the file's own dir even if it existed.
+ */
+export async function writeAtomic(file: string, content: string | Buffer, mode = 0o644, dirMode?: number): Promise<void> {
   const dir = path.dirname(file);
-  await mkdir(dir, { recursive: true, mode: 0o755 });
+  await mkdir(dir, { recursive: true, mode: dirMode ?? 0o755 });
+  if (dirMode !== undefined) await chmod(dir, dirMode); // umask narrows mkdir's mode; an older dir may be wider
   const temp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(temp, 'wx', mode);
   try {

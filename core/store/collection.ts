@@ -77,6 +77,24 @@ export class FileCollection<T> implements Collection<T> {
     }
   }
 
+  /**
+   * Brings memory in line with the directory listing. Run when the directory itself appears or
+   * vanishes: the watcher may attach to a new directory after its first files came and went.
+   */
+  async resync(): Promise<void> {
+    let names: string[] = [];
+    try {
+      names = (await readdir(this.dir)).filter((n) => YAML_FILE.test(n));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    const files = new Set(names.map((n) => path.join(this.dir, n)));
+    for (const object of [...this.objects.values()]) {
+      if (!files.has(object.file)) await this.ingest(object.file, 'file', true);
+    }
+    for (const file of files) await this.ingest(file, 'file', true);
+  }
+
   /** Whether a path belongs to this collection (a YAML file directly inside its dir). */
   owns(file: string): boolean {
     return path.dirname(file) === this.dir && YAML_FILE.test(path.basename(file));

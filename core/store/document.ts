@@ -89,7 +89,7 @@ export class FileDocument<T> implements StoreDocument<T> {
       const check = checkerFor(this.options.schema);
       if (!check.Check(next)) throw new Error(`store: refusing to write invalid ${this.options.path}: ${check.Errors(next).First()?.message}`);
       const text = renderYaml(next, fresh.kind === 'ok' ? fresh.text : undefined);
-      await writeAtomic(this.path, text, this.options.fileMode ?? 0o644);
+      await writeAtomic(this.path, text, this.options.fileMode ?? 0o644, this.options.dirMode);
       this.text = text;
       this.hash = hashOf(text);
       this.invalid = null;

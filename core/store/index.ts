@@ -41,6 +41,7 @@ class Store implements YamlStore {
   private readonly timers = new Map<string, { timer: NodeJS.Timeout; finalAttempt: boolean }>();
   private readonly inFlight = new Set<Promise<unknown>>();
   private watcher: FSWatcher | null = null;
+  private readonly dirWaiters = new Map<string, () => void>();
   private closed = false;
 
   constructor(private readonly options: StoreOptions) {
@@ -72,6 +73,12 @@ class Store implements YamlStore {
     });
     const onEvent = (file: string) => this.schedule(path.resolve(file), false);
     this.watcher.on('add', onEvent).on('change', onEvent).on('unlink', onEvent);
+    const onDir = (dir: string) => {
+      this.dirWaiters.get(path.resolve(dir))?.();
+      const collection = this.collections.find((c) => c.dir === path.resolve(dir));
+      if (collection) this.track(collection.resync().catch((err) => this.options.logger.error({ err, dir }, 'failed to rescan a data directory')));
+    };
+    this.watcher.on('addDir', onDir).on('unlinkDir', onDir);
     this.watcher.on('error', (err) => this.options.logger.error({ err }, 'data dir watcher error'));
     await new Promise<void>((resolve) => this.watcher!.once('ready', () => resolve()));
   }
@@ -79,6 +86,7 @@ class Store implements YamlStore {
   async collection<T>(options: CollectionOptions<T>): Promise<Collection<T>> {
     if (this.collections.some((c) => c.name === options.name)) throw new Error(`store: collection ${options.name} registered twice`);
     const collection = new FileCollection<T>(this.ctx, options);
+    await this.ensureWatchedDir(collection.dir);
     await collection.scan();
     this.collections.push(collection as FileCollection<unknown>);
     return collection;
@@ -101,8 +109,8 @@ class Store implements YamlStore {
     return () => this.anyListeners.delete(listener);
   }
 
-  async writeRaw(relativePath: string, content: string | Buffer, mode = 0o644): Promise<void> {
-    await writeAtomic(this.resolveInside(relativePath), content, mode);
+  async writeRaw(relativePath: string, content: string | Buffer, mode = 0o644, dirMode?: number): Promise<void> {
+    await writeAtomic(this.resolveInside(relativePath), content, mode, dirMode);
   }
 
   async readRaw(relativePath: string): Promise<Buffer | undefined> {
@@ -129,6 +137,20 @@ class Store implements YamlStore {
     await Promise.all([...this.inFlight]);
   }
 
+  /**
+   * Creates a collection dir up front and waits until the watcher has attached to it, so a file
+   * created and removed right after startup is never missed.
+   */
+  private async ensureWatchedDir(dir: string): Promise<void> {
+    const created = await mkdir(dir, { recursive: true });
+    if (!created || !this.watcher) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, 1000); // the watcher reports even slow dirs well within this
+      function done() { clearTimeout(timer); resolve(); }
+      this.dirWaiters.set(dir, () => { this.dirWaiters.delete(dir); done(); });
+    });
+  }
+
   private resolveInside(relativePath: string): string {
     const resolved = path.resolve(this.dataDir, relativePath);
     if (!resolved.startsWith(this.dataDir + path.sep)) throw new Error(`store: path ${relativePath} leaves the data dir`);
@@ -142,11 +164,15 @@ class Store implements YamlStore {
     if (previous) clearTimeout(previous.timer);
     const timer = setTimeout(() => {
       this.timers.delete(file);
-      const work = this.process(file, finalAttempt || (previous?.finalAttempt ?? false));
-      this.inFlight.add(work);
-      void work.finally(() => this.inFlight.delete(work));
+      this.track(this.process(file, finalAttempt || (previous?.finalAttempt ?? false)));
     }, this.options.debounceMs ?? 300);
     this.timers.set(file, { timer, finalAttempt });
+  }
+
+  /** Keeps a promise in the in-flight set until it settles (settle() and close() wait for them). */
+  private track(work: Promise<unknown>): void {
+    this.inFlight.add(work);
+    void work.finally(() => this.inFlight.delete(work));
   }
 
   private async process(file: string, finalAttempt: boolean): Promise<void> {

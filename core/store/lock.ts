@@ -1,10 +1,11 @@
 /** Write serialisation: an in-process queue per directory plus a proper-lockfile lock across processes. */
 import lockfile from 'proper-lockfile';
 import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 
 const STALE_MS = 10_000; // API.md §3.4: a lock older than 10 s is stale (its holder died)
 
-/** Runs `fn` while holding the lock of `dir`; calls for the same dir run one after another. */
+/** Runs `fn` while holding the lock of `dir` (a collection dir or a document file); calls for the same target run one after another. */
 export class DirectoryLocks {
   private readonly queues = new Map<string, Promise<unknown>>();
 
@@ -20,7 +21,8 @@ export class DirectoryLocks {
   }
 
   private async withFileLock<R>(dir: string, fn: () => Promise<R>): Promise<R> {
-    await mkdir(dir, { recursive: true });
+    // the lock is a sibling directory `<target>.lock`, so only the parent must exist
+    await mkdir(path.dirname(dir), { recursive: true });
     const release = await lockfile.lock(dir, {
       stale: STALE_MS,
       realpath: false,

@@ -88,6 +88,8 @@ export interface DocumentOptions<T> {
   initial: () => T;
   normalize?: (data: T) => T;
   fileMode?: number;
+  /** Mode enforced on the file's directory (0700 for `auth/`, API.md §3.4); default 0755 for new dirs. */
+  dirMode?: number;
 }
 
 /** A single YAML file holding one value (settings.yaml, datasources.yaml, auth/tokens.yaml). */
@@ -111,7 +113,7 @@ export interface YamlStore {
   /** Any change in any collection or document (used to trigger regeneration). */
   onAnyChange(listener: (event: { collection: string; id?: string; source: ChangeSource }) => void): () => void;
   /** Writes a file the store does not otherwise manage (cache, initial token), atomically. */
-  writeRaw(relativePath: string, content: string | Buffer, mode?: number): Promise<void>;
+  writeRaw(relativePath: string, content: string | Buffer, mode?: number, dirMode?: number): Promise<void>;
   readRaw(relativePath: string): Promise<Buffer | undefined>;
   /** Resolves once pending debounced file events are processed (tests, shutdown). */
   settle(): Promise<void>;

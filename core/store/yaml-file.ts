@@ -21,7 +21,7 @@ function pointerSegments(pointer: string): string[] {
 /** Parses YAML 1.2 text; throws YamlSyntaxError with the first error's position. */
 export function parseYaml(text: string): ParsedYaml {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const doc = parseDocument(text, { lineCounter, uniqueKeys: true });
   const first = doc.errors[0];
   if (first) {
     const pos = first.linePos?.[0];
