@@ -54,6 +54,11 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   installErrorHandling(app, config.server.body_limit);
   installVersioning(app);
   installJsonParser(app);
+  // "no body" validates as {}: routes whose fields are all optional accept it, and a route with
+  // required fields answers 422 naming them (API.md §2.1)
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined && request.method !== 'GET' && request.method !== 'HEAD') request.body = {};
+  });
 
   app.decorate('config', config);
   app.decorate('now', options.now ?? (() => new Date()));

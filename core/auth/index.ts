@@ -1,6 +1,65 @@
-/** STUB (being replaced): authentication and authorisation (API.md §2.3). */
+/** Authentication and authorisation (API.md §2.3): tokens, the root onRequest check and the `app.auth` service. */
+import path from 'node:path';
 import fp from 'fastify-plugin';
+import type { FastifyInstance } from 'fastify';
+import type { Role } from '../types.ts';
+import { authenticate, type AuthMode } from './authenticate.ts';
+import { FailureLimiter } from './rate-limit.ts';
+import { createInitialAdmin, TokenStore, type TokenInfo } from './token-store.ts';
 
-export default fp(async (app) => {
+export type { TokenInfo } from './token-store.ts';
+export type { AuthMode, Principal } from './authenticate.ts';
+export { OPEN_PRINCIPAL } from './authenticate.ts';
+
+/** What other code may do with tokens; the clear token exists only in the result of `create`. */
+export interface AuthService {
+  readonly mode: AuthMode;
+  /** All tokens sorted by name, without hashes. */
+  list(): TokenInfo[];
+  /** Creates a token, or 'exists' when the name is taken. */
+  create(name: string, role: Role, expiresInDays?: number): Promise<{ token: string; info: TokenInfo } | 'exists'>;
+  /** Deletes a token; refuses the last usable admin token. */
+  remove(name: string): Promise<'deleted' | 'not_found' | 'last_admin'>;
+  /** The token's entry when it is valid and not expired. */
+  verify(token: string): TokenInfo | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    auth: AuthService;
+  }
+}
+
+/** Registers the token store, creates the first admin token if needed and checks every request at the root. */
+async function auth(app: FastifyInstance): Promise<void> {
+  const { mode, max_failures, failure_window_s } = app.config.auth;
   app.decorateRequest('principal', null);
-}, { name: 'auth' });
+  const tokens = await TokenStore.open(app.store, () => app.now(), app.log);
+  app.addHook('onClose', async () => tokens.close());
+
+  if (mode !== 'off') {
+    const created = await createInitialAdmin(tokens, app.store);
+    // The path only: the token itself must never reach a log.
+    if (created) app.log.warn({ file: path.join(app.store.dataDir, created) }, 'created the initial admin token; read it from this file, then delete the file');
+  }
+
+  app.decorate('auth', {
+    mode,
+    list: () => tokens.list(),
+    create: (name, role, expiresInDays) => tokens.create(name, role, expiresInDays),
+    remove: (name) => tokens.remove(name),
+    verify: (token) => tokens.verify(token),
+  } satisfies AuthService);
+
+  const limiter = new FailureLimiter(max_failures, failure_window_s * 1000, () => app.now().getTime());
+  // Added by an fp plugin, so at the root: it covers every route, the 404 handler and third-party plugins.
+  app.addHook('onRequest', authenticate({
+    mode,
+    providerToken: app.config.provider.token,
+    verify: (token) => tokens.verify(token),
+    touch: (token) => tokens.touch(token),
+    limiter,
+  }));
+}
+
+export default fp(auth, { name: 'auth', decorators: { fastify: ['config', 'store', 'now'] } });

@@ -57,6 +57,12 @@ function getPath(tree: Tree, dotted: string): unknown {
 
 /** Turns an env string into the type the default has (number, bool, list). */
 function coerce(raw: string, like: unknown, key: string): unknown {
+  if (key === 'server.trust_proxy') {
+    // boolean, hop count or CIDR list (API.md §5)
+    if (/^(true|false)$/i.test(raw)) return raw.toLowerCase() === 'true';
+    if (/^[0-9]+$/.test(raw)) return Number(raw);
+    return raw.split(',').map((s) => s.trim()).filter(Boolean);
+  }
   if (Array.isArray(like)) return raw.split(',').map((s) => s.trim()).filter(Boolean);
   if (typeof like === 'number') {
     if (!/^-?[0-9]+$/.test(raw.trim())) throw new ConfigError(key, `expected an integer, got "${raw}"`);
@@ -66,11 +72,6 @@ function coerce(raw: string, like: unknown, key: string): unknown {
     if (/^(true|1)$/i.test(raw)) return true;
     if (/^(false|0)$/i.test(raw)) return false;
     throw new ConfigError(key, `expected true or false, got "${raw}"`);
-  }
-  if (key === 'server.trust_proxy') {
-    if (/^(true|false)$/i.test(raw)) return raw.toLowerCase() === 'true';
-    if (/^[0-9]+$/.test(raw)) return Number(raw);
-    return raw.split(',').map((s) => s.trim()).filter(Boolean);
   }
   return raw;
 }

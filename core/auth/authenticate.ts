@@ -1,0 +1,113 @@
+/** The onRequest check of API.md §2.3: route class × auth mode decides whether a token is needed, the role decides what it may do. */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { errors } from '../errors/app-error.ts';
+import type { AccessClass, Role } from '../types.ts';
+import type { FailureLimiter } from './rate-limit.ts';
+import type { TokenInfo } from './token-store.ts';
+
+export type AuthMode = 'off' | 'ops' | 'all';
+export type Principal = { name: string | null; role: Role };
+
+export interface AuthCheckOptions {
+  mode: AuthMode;
+  /** provider.token; empty = provider reads are open. */
+  providerToken: string;
+  verify: (token: string) => TokenInfo | undefined;
+  touch: (token: TokenInfo) => void;
+  limiter: FailureLimiter;
+}
+
+/** What an open route runs as: no token, full rights (API.md §4.15 whoami). */
+export const OPEN_PRINCIPAL: Principal = Object.freeze({ name: null, role: 'admin' });
+/** A request authenticated with provider.token may only read the provider endpoint. */
+const PROVIDER_PRINCIPAL: Principal = Object.freeze({ name: null, role: 'viewer' });
+const RANK: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 };
+const BEARER = /^Bearer +(\S+)$/i;
+
+type Presented = { kind: 'none' } | { kind: 'malformed' } | { kind: 'token'; value: string };
+
+/** The route's class: declared in `config.auth`, `operations` when undeclared (third-party routes). */
+export function accessClassOf(request: FastifyRequest): AccessClass {
+  // Unknown paths must answer 404 (not 401), and OPTIONS only exists for CORS preflights, which browsers send without credentials.
+  if (request.is404 || request.method === 'OPTIONS') return 'public';
+  return request.routeOptions.config?.auth ?? 'operations';
+}
+
+/** Whether the class needs a token in this mode (the table of API.md §2.3). provider.token applies in every mode. */
+export function needsToken(access: AccessClass, mode: AuthMode, providerToken: string): boolean {
+  switch (access) {
+    case 'public': return false;
+    case 'provider': return providerToken !== '';
+    case 'config': return mode === 'all';
+    default: return mode !== 'off';
+  }
+}
+
+/** The lowest role allowed: admin class → admin; reads → viewer; other methods → operator; `config.role` raises it. */
+export function requiredRole(access: AccessClass, method: string, minimum: Role | undefined): Role {
+  const base: Role = access === 'admin' ? 'admin' : method === 'GET' || method === 'HEAD' ? 'viewer' : 'operator';
+  return minimum && RANK[minimum] > RANK[base] ? minimum : base;
+}
+
+/**
+ * The Bearer header, or `?access_token=` on WebSocket handshakes only: a GET carrying
+ * `Upgrade: websocket` (browsers cannot set headers there). Elsewhere the query value is ignored,
+ * so tokens do not end up in URLs of ordinary requests. The header wins when both are sent.
+ */
+function presentedToken(request: FastifyRequest): Presented {
+  const header = request.headers.authorization;
+  if (header !== undefined) {
+    const match = BEARER.exec(header);
+    return match ? { kind: 'token', value: match[1] } : { kind: 'malformed' };
+  }
+  const upgrade = request.method === 'GET' && /\bwebsocket\b/i.test(String(request.headers.upgrade ?? ''));
+  const query = upgrade ? (request.query as Record<string, unknown> | undefined)?.access_token : undefined;
+  if (query === undefined) return { kind: 'none' };
+  return typeof query === 'string' && query !== '' ? { kind: 'token', value: query } : { kind: 'malformed' };
+}
+
+/** Compares secrets of any length in constant time (hashing first equalises the lengths). */
+function sameSecret(a: string, b: string): boolean {
+  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
+}
+
+/** Builds the root onRequest hook; it sets `request.principal` or throws 401/403/429. */
+export function authenticate(options: AuthCheckOptions): (request: FastifyRequest) => Promise<void> {
+  const { mode, providerToken, limiter } = options;
+  const fail = (request: FastifyRequest, reason: string): never => {
+    limiter.fail(request.ip);
+    request.log.info({ ip: request.ip, reason }, 'authentication failed');
+    throw errors.authFailed(reason);
+  };
+
+  return async (request) => {
+    const access = accessClassOf(request);
+    if (!needsToken(access, mode, providerToken)) {
+      request.principal = OPEN_PRINCIPAL;
+      return;
+    }
+    const presented = presentedToken(request);
+    // Only requests that present a token are blocked: a blocked client can still learn that it needs one.
+    if (presented.kind !== 'none') {
+      const retryAfter = limiter.retryAfter(request.ip);
+      if (retryAfter > 0) throw errors.rateLimited(retryAfter);
+    }
+    if (presented.kind !== 'token') {
+      return fail(request, presented.kind === 'none'
+        ? 'authentication required: send Authorization: Bearer <token>'
+        : 'malformed credentials: expected Authorization: Bearer <token>');
+    }
+    const { value } = presented;
+    if (access === 'provider' && sameSecret(value, providerToken)) {
+      request.principal = PROVIDER_PRINCIPAL;
+      return;
+    }
+    const token = options.verify(value);
+    if (!token) return fail(request, 'invalid or expired token');
+    options.touch(token);
+    request.principal = { name: token.name, role: token.role };
+    const needed = requiredRole(access, request.method, request.routeOptions.config?.role);
+    if (RANK[token.role] < RANK[needed]) throw errors.forbidden(`this operation needs the ${needed} role; token ${token.name} has ${token.role}`);
+  };
+}
