@@ -33,6 +33,25 @@ export interface UpstreamSnapshot {
 
 type Listener = (reason: ChangeSource | 'sync') => void;
 
+/** Latest poll of one source, as `last_sync` of GET /api/datasource shows it (API.md §4.5). */
+export interface LastSync {
+  at: string;
+  ok: boolean;
+  error: string | null;
+  routers: number | null;
+  empty_streak: number;
+}
+
+/** What a forced sync reports back (POST /api/proxy-config/invalidate, PUT /api/datasource/active). */
+export interface SyncOutcome {
+  ok: boolean;
+  error: string | null;
+  /** Whether the upstream snapshot or any resource changed. */
+  changed: boolean;
+}
+
+export type SyncHandler = (reason: 'startup' | 'interval' | 'forced' | 'source_changed') => Promise<SyncOutcome>;
+
 /** Holder of the upstream view; the datasource group updates it, others read and subscribe. */
 export class UpstreamState {
   private snapshot: UpstreamSnapshot | null = null;
@@ -44,6 +63,36 @@ export class UpstreamState {
   lastError: string | null = null;
   lastErrorAt: string | null = null;
   lastOkAt: string | null = null;
+
+  private readonly lastSyncs = new Map<string, LastSync>();
+  private syncHandler: SyncHandler | null = null;
+
+  /** The discovery poller (resources group) registers how a sync is run. */
+  setSyncHandler(handler: SyncHandler): void {
+    this.syncHandler = handler;
+  }
+
+  /** Runs a sync now (forced fetch + discovery); without a poller it reports that nothing ran. */
+  async requestSync(reason: Parameters<SyncHandler>[0] = 'forced'): Promise<SyncOutcome> {
+    if (!this.syncHandler) return { ok: false, error: 'discovery is not running', changed: false };
+    return this.syncHandler(reason);
+  }
+
+  recordSync(source: string, sync: LastSync): void {
+    this.lastSyncs.set(source, sync);
+    if (sync.ok) {
+      this.stale = false;
+      this.lastOkAt = sync.at;
+    } else {
+      this.stale = true;
+      this.lastError = sync.error;
+      this.lastErrorAt = sync.at;
+    }
+  }
+
+  lastSync(source: string): LastSync | null {
+    return this.lastSyncs.get(source) ?? null;
+  }
 
   current(): UpstreamSnapshot | null {
     return this.snapshot;
