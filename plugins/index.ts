@@ -6,9 +6,11 @@ import type { BuiltinGroup } from '../core/types.ts';
 import openapi from './openapi/index.ts';
 import health from './health/index.ts';
 import datasource from './datasource/index.ts';
+import auth from './auth/index.ts';
 
 export const builtinGroups: BuiltinGroup[] = [
   { name: 'openapi', plugin: openapi },
   { name: 'health', plugin: health },
   { name: 'datasource', plugin: datasource },
+  { name: 'auth', plugin: auth },
 ];

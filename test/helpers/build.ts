@@ -15,6 +15,8 @@ export interface BuildTestOptions {
   dataDir?: string;
   groups?: BuildOptions['groups'];
   now?: () => Date;
+  /** Fastify logger options (e.g. `{level: 'info', stream}` to capture log lines); default: no logging. */
+  logger?: BuildOptions['logger'];
 }
 
 export async function tempDir(t: ExecutionContext, prefix = 'sm-test-'): Promise<string> {
@@ -34,7 +36,7 @@ export function testConfig(dataDir: string, overrides: Record<string, unknown> =
 export async function build(t: ExecutionContext, options: BuildTestOptions = {}): Promise<FastifyInstance> {
   const dataDir = options.dataDir ?? path.join(await tempDir(t), 'data');
   const config = testConfig(dataDir, options.config);
-  const app = await buildApp({ config, groups: options.groups ?? builtinGroups, logger: false, now: options.now });
+  const app = await buildApp({ config, groups: options.groups ?? builtinGroups, logger: options.logger ?? false, now: options.now });
   t.teardown(() => app.close());
   await app.ready();
   return app;
