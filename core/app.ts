@@ -18,6 +18,8 @@ export interface BuildOptions {
   groups: BuiltinGroup[];
   /** Pino options, or false (tests). Default: JSON lines at config.log.level. */
   logger?: FastifyServerOptions['logger'];
+  /** Destination for the default JSON logger (tests capture logs with their production settings). */
+  logStream?: NodeJS.WritableStream;
   now?: () => Date;
   /** Restart counter reported by GET /api/system/plugins (X-App-Generation). */
   generation?: number;
@@ -36,6 +38,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const app = Fastify({
     logger: options.logger ?? {
       level: config.log.level,
+      ...(options.logStream ? { stream: options.logStream } : {}),
       redact: { paths: REDACT, censor: '***' },
       serializers: {
         req: (req) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip, requestId: req.id }),

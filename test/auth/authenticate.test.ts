@@ -4,7 +4,6 @@ import { readFile, stat, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'ava';
 import type { FastifyInstance } from 'fastify';
-import { redactUrl } from '../../core/app.ts';
 import { build, tempDir } from '../helpers/build.ts';
 import { bearer, buildWithProbes, initialAdminToken, logCapture, tokensByRole } from './support.ts';
 
@@ -107,9 +106,8 @@ test('malformed, unknown and missing credentials answer 401 auth_failed with WWW
 
 test('?access_token= is accepted on WebSocket handshakes only and redacted in logs', async (t) => {
   const logs = logCapture();
-  // Same request serializer as buildApp's default logger, so the URL is logged the way production logs it.
-  const logger = { level: 'info', stream: logs.stream, serializers: { req: (req: { method: string; url: string }) => ({ method: req.method, url: redactUrl(req.url) }) } };
-  const app = await build(t, { logger });
+  // buildApp's own logger settings (serializers, redaction), only the destination is captured
+  const app = await build(t, { logStream: logs.stream, config: { log: { level: 'info' } } });
   const admin = await initialAdminToken(app);
   const url = `/api/auth/whoami?access_token=${admin}`;
   const upgrade = { upgrade: 'websocket', connection: 'Upgrade' };

@@ -17,6 +17,8 @@ export interface BuildTestOptions {
   now?: () => Date;
   /** Fastify logger options (e.g. `{level: 'info', stream}` to capture log lines); default: no logging. */
   logger?: BuildOptions['logger'];
+  /** Capture the production logger's lines (its level comes from config.log.level, e.g. {log: {level: 'info'}}). */
+  logStream?: NodeJS.WritableStream;
 }
 
 export async function tempDir(t: ExecutionContext, prefix = 'sm-test-'): Promise<string> {
@@ -36,7 +38,7 @@ export function testConfig(dataDir: string, overrides: Record<string, unknown> =
 export async function build(t: ExecutionContext, options: BuildTestOptions = {}): Promise<FastifyInstance> {
   const dataDir = options.dataDir ?? path.join(await tempDir(t), 'data');
   const config = testConfig(dataDir, options.config);
-  const app = await buildApp({ config, groups: options.groups ?? builtinGroups, logger: options.logger ?? false, now: options.now });
+  const app = await buildApp({ config, groups: options.groups ?? builtinGroups, logger: options.logStream ? undefined : (options.logger ?? false), logStream: options.logStream, now: options.now });
   t.teardown(() => app.close());
   await app.ready();
   return app;
