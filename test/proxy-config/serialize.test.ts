@@ -1,0 +1,73 @@
+import test from 'ava';
+import { createHash } from 'node:crypto';
+import { parse as parseYaml } from 'yaml';
+import { etagOf, serializeJson, serializeYaml } from '../../plugins/proxy-config/serialize.ts';
+import { loadFixture, schemaWarnings } from './inputs.ts';
+
+const sample = {
+  http: {
+    routers: { b: { priority: 9223372036854775808n, rule: 'Host(`b.example.com`)' }, a: { service: 'svc', entryPoints: ['web'] } },
+    middlewares: { long: { headers: { customRequestHeaders: { 'X-Long': 'word '.repeat(60).trim(), 'X-True': 'true', 'X-Empty': '' } } } },
+  },
+  tls: { options: { sm_mtls: { clientAuth: { caFiles: ['-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n'] } } } },
+};
+
+test('JSON is compact, recursively key-sorted, BigInt as digits, one trailing newline', (t) => {
+  const text = serializeJson(sample).toString('utf8');
+  t.true(text.startsWith('{"http":{"middlewares":{"long":'));
+  t.true(text.includes('"routers":{"a":{"entryPoints":["web"],"service":"svc"},"b":{"priority":9223372036854775808,"rule"'));
+  t.true(text.endsWith('}}}}}\n'));
+  t.is(text.indexOf('\n'), text.length - 1, 'only the final newline');
+  t.false(/[{,:] /.test(text));
+});
+
+test('YAML has sorted keys, 2-space indent, unfolded lines, exact BigInt and round-trips', (t) => {
+  const text = serializeYaml(sample).toString('utf8');
+  t.true(text.startsWith('http:\n  middlewares:\n    long:\n'));
+  t.true(text.includes('\n  routers:\n    a:\n      entryPoints:\n        - web\n      service: svc\n    b:\n      priority: 9223372036854775808\n'));
+  t.true(text.includes(`X-Long: ${'word '.repeat(60).trim()}\n`), 'no line folding');
+  t.true(text.includes('X-True: "true"\n'), 'strings that look like booleans stay strings');
+  t.false(text.includes('&') || text.includes('*'), 'no anchors or aliases');
+  t.deepEqual(parseYaml(text, { intAsBigInt: true }), sample);
+});
+
+test('objects shared between two places are written out twice, not as YAML aliases', (t) => {
+  const tls = { certResolver: 'letsencrypt' };
+  const text = serializeYaml({ a: { tls }, b: { tls } }).toString('utf8');
+  t.is(text, 'a:\n  tls:\n    certResolver: letsencrypt\nb:\n  tls:\n    certResolver: letsencrypt\n');
+});
+
+test('serialisation is byte-identical whatever the key insertion order', (t) => {
+  const reordered = { tls: sample.tls, http: { middlewares: sample.http.middlewares, routers: { a: sample.http.routers.a, b: sample.http.routers.b } } };
+  t.true(serializeJson(sample).equals(serializeJson(reordered)));
+  t.true(serializeYaml(sample).equals(serializeYaml(reordered)));
+});
+
+test('etagOf is the quoted first 32 hex digits of the SHA-256 of the bytes', (t) => {
+  const body = serializeJson(sample);
+  const etag = etagOf(body);
+  t.regex(etag, /^"[0-9a-f]{32}"$/);
+  t.is(etag, `"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"`);
+  t.not(etagOf(serializeYaml(sample)), etag);
+});
+
+test('schema check: the fixtures validate and BigInt priorities are accepted', (t) => {
+  t.deepEqual(schemaWarnings(loadFixture('pangolin', 'traefik-config.json')), []);
+  t.deepEqual(schemaWarnings({ http: { routers: { r: { rule: 'Path(`/`)', service: 's', priority: 9223372036854775807n } } } }), []);
+});
+
+test('schema check lists newer Traefik fields once each, without oneOf noise', (t) => {
+  const config = {
+    http: {
+      routers: { r: { rule: 'Path(`/`)', service: 's', observability: { accessLogs: false } } },
+      middlewares: { h: { headers: { bogus: true } }, e: { encodedCharacters: {} } },
+      services: { s: { loadBalancer: { servers: [{ url: 'http://a' }], strategy: 'p2c' } } },
+    },
+  };
+  t.deepEqual(schemaWarnings(config), [
+    { path: '/http/routers/r', message: 'must NOT have additional properties: "observability"' },
+    { path: '/http/services/s/loadBalancer', message: 'must NOT have additional properties: "strategy"' },
+    { path: '/http/middlewares/h/headers', message: 'must NOT have additional properties: "bogus"' },
+    { path: '/http/middlewares/e', message: 'must NOT have additional properties: "encodedCharacters"' },
+  ]);
+});
