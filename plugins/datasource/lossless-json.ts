@@ -47,9 +47,48 @@ function write(value: unknown, out: string[]): void {
   }
 }
 
+// Fast path: copy with sorted keys and let the native JSON.stringify write it. BigInts travel as
+// sentinel strings that are swapped for their digits afterwards. V8 orders array-index-like keys
+// ("42") numerically whatever the insertion order, and a real string could mimic the sentinel:
+// both cases take the slow writer above, which is exact by construction.
+const SENTINEL = '\u0000bigint:';
+const SENTINEL_JSON = /"\\u0000bigint:(-?[0-9]+)"/g;
+const INDEX_KEY = /^(?:0|[1-9][0-9]{0,8})$/;
+
+class NeedsSlowPath extends Error {}
+
+function sortDeep(value: unknown, state: { big: boolean }): unknown {
+  if (typeof value === 'bigint') {
+    state.big = true;
+    return SENTINEL + value.toString();
+  }
+  if (typeof value === 'string') {
+    if (value.startsWith(SENTINEL)) throw new NeedsSlowPath();
+    return value;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((item) => (item === undefined ? null : sortDeep(item, state)));
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj).sort();
+  const out: Record<string, unknown> = {};
+  for (const key of keys) {
+    if (INDEX_KEY.test(key)) throw new NeedsSlowPath();
+    const item = obj[key];
+    if (item !== undefined) out[key] = sortDeep(item, state);
+  }
+  return out;
+}
+
 /** Compact JSON with object keys sorted recursively in code-unit order; BigInt written as digits. */
 export function stringifyCanonical(value: unknown): string {
-  const out: string[] = [];
-  write(value, out);
-  return out.join('');
+  const state = { big: false };
+  try {
+    const text = JSON.stringify(sortDeep(value, state)) ?? 'null';
+    return state.big ? text.replace(SENTINEL_JSON, '$1') : text;
+  } catch (err) {
+    if (!(err instanceof NeedsSlowPath)) throw err;
+    const out: string[] = [];
+    write(value, out);
+    return out.join('');
+  }
 }
