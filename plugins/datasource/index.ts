@@ -1,16 +1,113 @@
-/** STUB (routes and poller being built): the data source group; decorates app.upstream. */
+/**
+ * The data source group (API.md §4.5): datasources.yaml (seeded on first start), the `app.datasources`
+ * service, the shared `app.upstream` state, the `datasource` health check and /api/datasource routes.
+ */
 import fp from 'fastify-plugin';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { AppConfig } from '../../core/config/schema.ts';
+import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag, type PagingQuery } from '../shared-schemas.ts';
+import { datasourceErrors } from './errors.ts';
+import {
+  DataSourcesFileSchema, deleteSchema, getActiveSchema, getSchema, listSchema, putSchema, setActiveSchema, testSchema,
+  DEFAULT_POLL_INTERVAL_S, DEFAULT_TIMEOUT_MS,
+  type DataSourcesFile, type DataSourceView, type DataSourceWriteBody, type SetActiveBodyType,
+} from './schemas.ts';
+import { DataSourceService } from './service.ts';
+import { normalizeFile } from './source-input.ts';
 import { UpstreamState } from './state.ts';
+
+export type { ActiveDataSource, DataSourceRegistry, DataSourceService } from './service.ts';
+export type { DataSourceView } from './schemas.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
     upstream: UpstreamState;
+    datasources: DataSourceService;
   }
+}
+
+/** Deep health checks give each probe 3 s (API.md §4.1); ours stops its requests then too. */
+const HEALTH_PROBE_MS = 3000;
+
+/** Content of a first-start datasources.yaml: `pangolin` and `traefik` from the configuration (API.md §4.5). */
+function seedFile(config: AppConfig['datasources'], now: Date): DataSourcesFile {
+  const at = now.toISOString();
+  const source = (type: 'pangolin' | 'traefik', url: string) => ({
+    type, url: url.replace(/\/+$/, ''), skip_tls_verify: false, basic_auth: null,
+    poll_interval_s: DEFAULT_POLL_INTERVAL_S, timeout_ms: DEFAULT_TIMEOUT_MS, created_at: at, updated_at: at,
+  });
+  return { active: config.active, sources: { pangolin: source('pangolin', config.pangolin_url), traefik: source('traefik', config.traefik_url) } };
 }
 
 async function datasource(app: FastifyInstance): Promise<void> {
   app.decorate('upstream', new UpstreamState());
+  const log = app.log.child({ component: 'datasource' });
+  const document = await app.store.document<DataSourcesFile>({
+    path: 'datasources.yaml',
+    schema: DataSourcesFileSchema,
+    // also what stays in effect while a broken file has never been valid (nothing is written then)
+    initial: () => seedFile(app.config.datasources, app.now()),
+    normalize: normalizeFile,
+    fileMode: 0o600,
+  });
+  // the environment only seeds: an existing file, even an invalid one, is never overwritten
+  if (!document.exists() && document.invalidFiles().length === 0) {
+    await document.update(() => seedFile(app.config.datasources, app.now()));
+    log.info({ file: document.path, active: app.config.datasources.active }, 'created datasources.yaml from the configuration');
+  }
+
+  const service = new DataSourceService({ document, upstream: app.upstream, now: () => app.now(), log });
+  app.decorate('datasources', service);
+  app.addHook('onClose', async () => service.close());
+  app.health.register('datasource', () => service.probeActive(AbortSignal.timeout(HEALTH_PROBE_MS)));
+  await app.register(routes, { service });
 }
 
-export default fp(datasource, { name: 'datasource', dependencies: ['auth'] });
+/** The HTTP routes, encapsulated so their hooks never leak. */
+async function routes(scope: FastifyInstance, { service }: { service: DataSourceService }): Promise<void> {
+  const auth = { auth: 'config' as const };
+  const sendOne = (reply: FastifyReply, view: DataSourceView, status = 200) => reply.code(status).header('etag', quoteEtag(view.etag)).send(view);
+  const sendCached = (request: { headers: Record<string, string | string[] | undefined> }, reply: FastifyReply, view: DataSourceView) =>
+    ifNoneMatchHits(request.headers['if-none-match'], view.etag) ? reply.code(304).header('etag', quoteEtag(view.etag)).send() : sendOne(reply, view);
+
+  scope.get('/api/datasource', { config: auth, schema: listSchema }, async (request, reply) =>
+    paginate(request, reply, service.list(), request.query as PagingQuery));
+
+  scope.get('/api/datasource/active', { config: auth, schema: getActiveSchema }, async (request, reply) =>
+    sendCached(request, reply, service.activeView()));
+
+  scope.put('/api/datasource/active', { config: auth, schema: setActiveSchema }, async (request, reply) => {
+    const view = await service.setActive((request.body as SetActiveBodyType).name);
+    // answered at once; the outcome shows in last_sync and the config status
+    void scope.upstream.requestSync('source_changed').catch((err: unknown) => request.log.error({ err }, 'sync after switching the data source failed'));
+    return sendOne(reply, view);
+  });
+
+  // not in the endpoint table, but the Location of a created source must lead somewhere
+  scope.get('/api/datasource/:name', { config: auth, schema: getSchema }, async (request, reply) => {
+    const { name } = request.params as { name: string };
+    const view = service.get(name);
+    if (!view) throw datasourceErrors.notFound(name);
+    return sendCached(request, reply, view);
+  });
+
+  scope.put('/api/datasource/:name', { config: auth, schema: putSchema }, async (request, reply) => {
+    const { name } = request.params as { name: string };
+    const { view, created } = await service.put(name, request.body as DataSourceWriteBody, ifMatchOf(request));
+    if (created) reply.header('location', `/api/datasource/${name}`);
+    return sendOne(reply, view, created ? 201 : 200);
+  });
+
+  scope.delete('/api/datasource/:name', { config: auth, schema: deleteSchema }, async (request, reply) => {
+    const { name } = request.params as { name: string };
+    await service.remove(name, ifMatchOf(request));
+    return reply.code(204).send();
+  });
+
+  scope.post('/api/datasource/:name/test', { config: auth, schema: testSchema }, async (request) => {
+    const { name } = request.params as { name: string };
+    return service.test(name, request.body as DataSourceWriteBody);
+  });
+}
+
+export default fp(datasource, { name: 'datasource', dependencies: ['auth', 'health'], decorators: { fastify: ['config', 'store', 'now', 'health'] } });
