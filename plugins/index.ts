@@ -7,10 +7,12 @@ import openapi from './openapi/index.ts';
 import health from './health/index.ts';
 import datasource from './datasource/index.ts';
 import auth from './auth/index.ts';
+import system from './system/index.ts';
 
 export const builtinGroups: BuiltinGroup[] = [
   { name: 'openapi', plugin: openapi },
   { name: 'health', plugin: health },
   { name: 'datasource', plugin: datasource },
   { name: 'auth', plugin: auth },
+  { name: 'system', plugin: system },
 ];

@@ -7,16 +7,19 @@ import type { ExtPluginFunction, ExtPluginOptions, ExtPluginRoute } from './type
 /** A plugin took longer than the time limit (API.md §6: 10 s). */
 export class LoadTimeoutError extends Error {}
 
-/** Whether an error is a time-out: ours, or avvio's own plugin timeout. */
+const PLUGIN_TIMEOUT_CODES = new Set(['AVV_ERR_PLUGIN_EXEC_TIMEOUT', 'FST_ERR_PLUGIN_TIMEOUT']);
+
+/** Whether an error is a time-out: ours, or Fastify's (avvio's) own plugin timeout. */
 export function isTimeout(err: unknown): boolean {
-  return err instanceof LoadTimeoutError || (err as { code?: string } | null)?.code === 'AVV_ERR_PLUGIN_EXEC_TIMEOUT';
+  return err instanceof LoadTimeoutError || PLUGIN_TIMEOUT_CODES.has((err as { code?: string } | null)?.code ?? '');
 }
 
 /** Rejects with a LoadTimeoutError when `work` has not settled within `ms`; the work itself cannot be cancelled. */
-export async function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+export async function withTimeout<T>(work: PromiseLike<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new LoadTimeoutError(message)), ms);
+    // unref: a plugin that hangs forever must not keep the process alive after the app has closed.
+    timer = setTimeout(() => reject(new LoadTimeoutError(message)), ms).unref();
   });
   try {
     return await Promise.race([work, expired]);

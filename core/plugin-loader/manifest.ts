@@ -5,7 +5,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import semver from 'semver';
 import { SLUG } from '../store/index.ts';
-import { parseYaml, YamlSyntaxError } from '../store/yaml-file.ts';
+import { parseYaml } from '../store/yaml-file.ts';
 import { BUILTIN_GROUP_NAMES, defaultPrefix, prefixProblem } from './prefixes.ts';
 
 export const MANIFEST_FILE = 'plugin.yaml';
@@ -43,8 +43,8 @@ export async function readManifest(pluginDir: string): Promise<ManifestOutcome> 
   try {
     raw = parseYaml(text).value;
   } catch (err) {
-    const e = err as YamlSyntaxError;
-    return { ok: false, message: `${MANIFEST_FILE}: invalid YAML${e.line ? ` at line ${e.line}, column ${e.column}` : ''}: ${e.message}` };
+    // The parser's message already names the line and column.
+    return { ok: false, message: `${MANIFEST_FILE}: invalid YAML: ${(err as Error).message}` };
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, message: `${MANIFEST_FILE} must hold a YAML mapping` };
   const known = pickStrings(raw as Record<string, unknown>);

@@ -46,7 +46,7 @@ const byName = (a: PlannedPlugin, b: PlannedPlugin) => (a.record.name < b.record
 const pending = (p: PlannedPlugin) => p.record.status === 'pending';
 
 /** Marks a plugin failed with a loader-found problem (no stack: the message says it all). */
-export function fail(plugin: PlannedPlugin, message: string, status: 'failed' | 'incompatible' = 'failed'): void {
+function fail(plugin: PlannedPlugin, message: string, status: 'failed' | 'incompatible' = 'failed'): void {
   plugin.record.status = status;
   plugin.record.error = { message, stack: null };
 }
@@ -86,7 +86,7 @@ export function planPlugins(input: PlanInput): LoadPlan {
     }
   }
   claimPrefixes(all, firstByName);
-  resolveDependencies([...firstByName.values()], firstByName, input.hasBuiltin);
+  resolveDependencies(all, firstByName, input.hasBuiltin);
   return { all: all.sort(byName), load: dependencyOrder([...firstByName.values()].filter(pending)) };
 }
 
@@ -103,12 +103,19 @@ function checkLoadable(plugin: PlannedPlugin, manifest: Manifest, input: PlanInp
 }
 
 /**
- * Valid manifests claim their prefixes first (by name), so a broken plugin can never take a working
- * one's prefix; a later overlapping claim fails. Broken plugins only get a free, well-formed prefix.
+ * Claims prefixes in this order: valid manifests on their default prefix `/api/ext/<name>`, then
+ * valid manifests with a custom prefix (by name), then broken plugins. So a custom prefix can never
+ * take another plugin's own default prefix, and a broken plugin never takes a working one's; a
+ * later overlapping claim fails. Broken plugins only get a free, well-formed prefix.
  */
 function claimPrefixes(all: PlannedPlugin[], valid: Map<string, PlannedPlugin>): void {
   const claimed: PlannedPlugin[] = [];
-  const ordered = [...[...valid.values()].sort(byName), ...all.filter((p) => p.record.status !== 'disabled' && ![...valid.values()].includes(p))];
+  const isDefault = (p: PlannedPlugin) => (p.record.prefix === defaultPrefix(p.record.name) ? 0 : 1);
+  const validSet = new Set(valid.values());
+  const ordered = [
+    ...[...validSet].sort((a, b) => isDefault(a) - isDefault(b) || byName(a, b)),
+    ...all.filter((p) => p.record.status !== 'disabled' && !validSet.has(p)),
+  ];
   for (const plugin of ordered) {
     const prefix = plugin.record.prefix;
     if (prefixProblem(prefix)) continue;
@@ -123,14 +130,14 @@ function claimPrefixes(all: PlannedPlugin[], valid: Map<string, PlannedPlugin>):
 }
 
 /** Fails plugins whose dependencies are missing, disabled or failed, repeating until nothing changes. */
-function resolveDependencies(plugins: PlannedPlugin[], byNameMap: Map<string, PlannedPlugin>, hasBuiltin: (name: string) => boolean): void {
+function resolveDependencies(all: PlannedPlugin[], valid: Map<string, PlannedPlugin>, hasBuiltin: (name: string) => boolean): void {
   for (let changed = true; changed;) {
     changed = false;
-    for (const plugin of plugins.filter(pending)) {
+    for (const plugin of all.filter(pending)) {
       const problem = plugin.manifest!.dependencies.map((dep) => {
         if (BUILTIN_GROUP_NAMES.includes(dep)) return hasBuiltin(dep) ? undefined : `missing dependency ${dep}: that built-in group is not registered`;
-        const target = byNameMap.get(dep);
-        if (!target) return `missing dependency ${dep}: no enabled plugin has that name`;
+        const target = valid.get(dep) ?? all.find((p) => p.record.name === dep);
+        if (!target) return `missing dependency ${dep}: no plugin has that name`;
         return pending(target) ? undefined : `dependency ${dep} is ${target.record.status}`;
       }).find((p) => p !== undefined);
       if (problem) {

@@ -7,9 +7,9 @@ export function createRegistry(plugins: PlannedPlugin[], generation: number): Ex
   return Object.freeze({
     generation,
     list: (): ExtPluginRecord[] => plugins.map(({ record }) => {
-      const copy = structuredClone(record);
-      // Only visible before ready(): a request cannot arrive while a plugin is still registering.
-      return copy.status === 'pending' ? { ...copy, status: 'failed', error: { message: 'not loaded yet', stack: null } } : { ...copy, status: copy.status };
+      const { status, ...rest } = structuredClone(record);
+      // `pending` only exists before ready(): no request can see it, but a direct caller might.
+      return status === 'pending' ? { ...rest, status: 'failed', error: { message: 'not loaded yet', stack: null } } : { ...rest, status };
     }),
   });
 }
