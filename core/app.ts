@@ -1,9 +1,9 @@
 /** buildApp(opts): the whole server as one function; tests call it and use inject() or listen(). */
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { AppConfig } from './config/schema.ts';
-import { installErrorHandling } from './errors/handler.ts';
+import { installErrorHandling, sendError } from './errors/handler.ts';
 import { errors } from './errors/app-error.ts';
-import { installVersioning, requestIdFor } from './versioning.ts';
+import { API_VERSION, installVersioning, requestIdFor } from './versioning.ts';
 import { openStore } from './store/index.ts';
 import type { BuiltinGroup } from './types.ts';
 import { openSettings } from './settings.ts';
@@ -51,6 +51,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     // hop count, CIDR list or boolean: all forms Fastify's proxy-addr accepts
     trustProxy: config.server.trust_proxy as never,
     forceCloseConnections: 'idle',
+    // the router rejects over-long parameters and bad percent-encoding before any hook runs
+    frameworkErrors: (error, request, reply) => {
+      reply.header('api-version', API_VERSION).header('vary', 'Accept').header('x-request-id', request.id);
+      const message = error.code === 'FST_ERR_BAD_URL' ? 'the URL path is not valid (bad percent-encoding)' : 'a path parameter is too long';
+      return sendError(reply, errors.validation(message, [{ path: '/params', message }]));
+    },
     ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: true } },
   }) as unknown as FastifyInstance;
 

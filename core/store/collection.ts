@@ -3,7 +3,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { errors, type AppError } from '../errors/app-error.ts';
 import { hashOf, removeDurably, writeAtomic } from './atomic-write.ts';
-import type { StoreContext } from './context.ts';
+import type { Attempt, StoreContext } from './context.ts';
 import type { ChangeEvent, ChangeSource, Collection, CollectionOptions, InvalidFile, StoredObject, WriteOptions } from './types.ts';
 import { checkerFor, invalidAt, parseFileText, validateAgainst } from './validate.ts';
 import { renderYaml } from './yaml-file.ts';
@@ -73,7 +73,7 @@ export class FileCollection<T> implements Collection<T> {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
     for (const name of names.sort()) {
-      if (YAML_FILE.test(name)) await this.ingest(path.join(this.dir, name), 'startup', true);
+      if (YAML_FILE.test(name)) await this.ingest(path.join(this.dir, name), 'startup', 'final');
     }
   }
 
@@ -90,9 +90,9 @@ export class FileCollection<T> implements Collection<T> {
     }
     const files = new Set(names.map((n) => path.join(this.dir, n)));
     for (const object of [...this.objects.values()]) {
-      if (!files.has(object.file)) await this.ingest(object.file, 'file', true);
+      if (!files.has(object.file)) await this.ingest(object.file, 'file', 'final');
     }
-    for (const file of files) await this.ingest(file, 'file', true);
+    for (const file of files) await this.ingest(file, 'file', 'final');
   }
 
   /** Whether a path belongs to this collection (a YAML file directly inside its dir). */
@@ -101,10 +101,11 @@ export class FileCollection<T> implements Collection<T> {
   }
 
   /**
-   * Takes a file's current state into memory. Returns 'retry' for a syntax error seen for the
-   * first time (editors that write in two steps), so the watcher reads it once more.
+   * Takes a file's current state into memory. Returns 'retry', without reporting anything, when
+   * the file is invalid on a leading-edge read or has a syntax error on a normal read (editors that
+   * write in two steps), so the watcher reads it once more.
    */
-  async ingest(file: string, source: ChangeSource, finalAttempt: boolean): Promise<'done' | 'retry'> {
+  async ingest(file: string, source: ChangeSource, attempt: Attempt): Promise<'done' | 'retry'> {
     const id = path.basename(file).replace(/\.ya?ml$/, '');
     const result = await this.readObject(id, file);
     const current = this.objects.get(id);
@@ -118,7 +119,7 @@ export class FileCollection<T> implements Collection<T> {
       return 'done';
     }
     if (result.kind === 'invalid') {
-      if (result.syntax && !finalAttempt) return 'retry';
+      if (attempt === 'leading' || (result.syntax && attempt === 'normal')) return 'retry';
       this.markInvalid(result.error, result.hash);
       return 'done';
     }

@@ -15,3 +15,9 @@ export interface StoreContext {
   now(): string;
   emitAny(event: { collection: string; id?: string; source: ChangeSource }): void;
 }
+
+/**
+ * How a file read after a watcher event is judged: `leading` (first event of a burst: apply only
+ * if valid), `normal` (end of the burst: report invalid files, retry syntax errors once), `final`.
+ */
+export type Attempt = 'leading' | 'normal' | 'final';

@@ -3,8 +3,9 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { hashOf, writeAtomic } from './atomic-write.ts';
 import type { StoreContext } from './context.ts';
+import type { Attempt } from './context.ts';
 import type { ChangeSource, DocumentOptions, InvalidFile, StoreDocument } from './types.ts';
-import { checkerFor, parseFileText, validateAgainst } from './validate.ts';
+import { checkerFor, invalidAt, parseFileText, validateAgainst } from './validate.ts';
 import { renderYaml } from './yaml-file.ts';
 
 type Read<T> = { kind: 'missing' } | { kind: 'ok'; value: T; text: string; hash: string } | { kind: 'invalid'; error: InvalidFile; syntax: boolean; hash: string };
@@ -50,8 +51,8 @@ export class FileDocument<T> implements StoreDocument<T> {
     return file === this.path;
   }
 
-  /** Takes the file's current state; 'retry' on a first syntax error (see FileCollection.ingest). */
-  async ingest(source: ChangeSource, finalAttempt: boolean): Promise<'done' | 'retry'> {
+  /** Takes the file's current state; 'retry' as FileCollection.ingest explains. */
+  async ingest(source: ChangeSource, attempt: Attempt): Promise<'done' | 'retry'> {
     const result = await this.read();
     if (result.kind === 'missing') {
       this.invalid = null;
@@ -63,7 +64,7 @@ export class FileDocument<T> implements StoreDocument<T> {
       return 'done';
     }
     if (result.kind === 'invalid') {
-      if (result.syntax && !finalAttempt) return 'retry';
+      if (attempt === 'leading' || (result.syntax && attempt === 'normal')) return 'retry';
       const previous = this.invalid;
       this.invalid = { ...result.error, hash: result.hash };
       if (previous?.hash !== result.hash) {
@@ -125,6 +126,11 @@ export class FileDocument<T> implements StoreDocument<T> {
     if (!parsed.ok) return { kind: 'invalid', error: parsed.error, syntax: true, hash };
     const valid = validateAgainst<T>(this.options.schema, parsed.value ?? this.options.initial(), this.path, parsed.parsed);
     if (!valid.ok) return { kind: 'invalid', error: valid.error, syntax: false, hash };
+    const problems = this.options.check?.(valid.value) ?? [];
+    if (problems.length > 0) {
+      const { path: pointer, message } = problems[0];
+      return { kind: 'invalid', error: invalidAt(this.path, parsed.parsed, pointer, `${pointer.replace(/^\//, '')}: ${message}`), syntax: false, hash };
+    }
     const value = this.options.normalize ? this.options.normalize(valid.value) : valid.value;
     return { kind: 'ok', value, text, hash };
   }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import { writeAtomic } from './atomic-write.ts';
 import { FileCollection } from './collection.ts';
-import type { StoreContext, StoreLogger } from './context.ts';
+import type { Attempt, StoreContext, StoreLogger } from './context.ts';
 import { FileDocument } from './document.ts';
 import { DirectoryLocks } from './lock.ts';
 import type { ChangeSource, Collection, CollectionOptions, DocumentOptions, InvalidFile, StoreDocument, YamlStore } from './types.ts';
@@ -38,7 +38,10 @@ class Store implements YamlStore {
   private readonly collections: FileCollection<unknown>[] = [];
   private readonly documents: FileDocument<unknown>[] = [];
   private readonly anyListeners = new Set<AnyListener>();
-  private readonly timers = new Map<string, { timer: NodeJS.Timeout; finalAttempt: boolean }>();
+  /** Open debounce windows per file: events inside one are coalesced into one trailing read. */
+  private readonly windows = new Map<string, { timer: NodeJS.Timeout; dirty: boolean; attempt: Attempt }>();
+  /** Reads of one file run one after another. */
+  private readonly chains = new Map<string, Promise<void>>();
   private readonly inFlight = new Set<Promise<unknown>>();
   private watcher: FSWatcher | null = null;
   private readonly dirWaiters = new Map<string, () => void>();
@@ -71,7 +74,7 @@ class Store implements YamlStore {
       ignored: (file) => ignored(this.dataDir, file),
       depth: 4,
     });
-    const onEvent = (file: string) => this.schedule(path.resolve(file), false);
+    const onEvent = (file: string) => this.schedule(path.resolve(file));
     this.watcher.on('add', onEvent).on('change', onEvent).on('unlink', onEvent);
     const onDir = (dir: string) => {
       this.dirWaiters.get(path.resolve(dir))?.();
@@ -94,7 +97,8 @@ class Store implements YamlStore {
 
   async document<T>(options: DocumentOptions<T>): Promise<StoreDocument<T>> {
     const document = new FileDocument<T>(this.ctx, options);
-    await document.ingest('startup', true);
+    await this.ensureWatchedDir(path.dirname(document.path));
+    await document.ingest('startup', 'final');
     this.documents.push(document as FileDocument<unknown>);
     return document;
   }
@@ -123,16 +127,16 @@ class Store implements YamlStore {
   }
 
   async settle(): Promise<void> {
-    while (this.timers.size > 0 || this.inFlight.size > 0) {
+    while (this.windows.size > 0 || this.inFlight.size > 0) {
       await Promise.all([...this.inFlight]);
-      if (this.timers.size > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      if (this.windows.size > 0) await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const { timer } of this.timers.values()) clearTimeout(timer);
-    this.timers.clear();
+    for (const { timer } of this.windows.values()) clearTimeout(timer);
+    this.windows.clear();
     await this.watcher?.close();
     await Promise.all([...this.inFlight]);
   }
@@ -157,16 +161,40 @@ class Store implements YamlStore {
     return resolved;
   }
 
-  /** Debounces events per file; a second event restarts the wait. */
-  private schedule(file: string, finalAttempt: boolean): void {
+  /**
+   * Debounce with a leading edge (API.md §3.3: 300 ms per file). The first event of a burst is
+   * read at once and applied only if the file is valid, so an edit is served within milliseconds;
+   * events inside the window are coalesced into one read when it closes, which also catches a
+   * file caught half-written by the leading read.
+   */
+  private schedule(file: string, attempt: Attempt = 'leading'): void {
     if (this.closed) return;
-    const previous = this.timers.get(file);
-    if (previous) clearTimeout(previous.timer);
-    const timer = setTimeout(() => {
-      this.timers.delete(file);
-      this.track(this.process(file, finalAttempt || (previous?.finalAttempt ?? false)));
+    const open = this.windows.get(file);
+    if (open) {
+      open.dirty = true;
+      if (attempt === 'final') open.attempt = 'final';
+      return;
+    }
+    const window = { dirty: attempt !== 'leading', attempt: attempt === 'leading' ? 'normal' as Attempt : attempt, timer: undefined as unknown as NodeJS.Timeout };
+    window.timer = setTimeout(() => {
+      this.windows.delete(file);
+      if (window.dirty) this.enqueue(file, window.attempt);
     }, this.options.debounceMs ?? 300);
-    this.timers.set(file, { timer, finalAttempt });
+    this.windows.set(file, window);
+    if (attempt === 'leading') this.enqueue(file, 'leading');
+  }
+
+  private enqueue(file: string, attempt: Attempt): void {
+    const previous = this.chains.get(file) ?? Promise.resolve();
+    const next = previous.then(() => this.process(file, attempt));
+    this.chains.set(file, next);
+    this.track(next.finally(() => { if (this.chains.get(file) === next) this.chains.delete(file); }));
+  }
+
+  private markDirty(file: string): void {
+    const window = this.windows.get(file);
+    if (window) window.dirty = true;
+    else this.schedule(file, 'normal');
   }
 
   /** Keeps a promise in the in-flight set until it settles (settle() and close() wait for them). */
@@ -175,12 +203,15 @@ class Store implements YamlStore {
     void work.finally(() => this.inFlight.delete(work));
   }
 
-  private async process(file: string, finalAttempt: boolean): Promise<void> {
+  private async process(file: string, attempt: Attempt): Promise<void> {
     try {
       const owner = this.collections.find((c) => c.owns(file)) ?? this.documents.find((d) => d.owns(file));
       if (!owner) return;
-      const outcome = owner instanceof FileCollection ? await owner.ingest(file, 'file', finalAttempt) : await owner.ingest('file', finalAttempt);
-      if (outcome === 'retry') this.schedule(file, true);
+      const outcome = owner instanceof FileCollection ? await owner.ingest(file, 'file', attempt) : await owner.ingest('file', attempt);
+      if (outcome !== 'retry') return;
+      // leading read of an invalid file: judge it when the window closes; syntax error: once more
+      if (attempt === 'leading') this.markDirty(file);
+      else this.schedule(file, 'final');
     } catch (err) {
       // never crash on a bad, unreadable or vanished file (API.md §3.3)
       this.options.logger.error({ err, file }, 'failed to process a data file change');

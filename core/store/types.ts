@@ -86,6 +86,8 @@ export interface DocumentOptions<T> {
   schema: TSchema;
   /** Content when the file does not exist (not written until the first update). */
   initial: () => T;
+  /** Extra checks run on hand edits (references, key patterns); errors make the file invalid. */
+  check?: (value: T) => ErrorDetail[];
   normalize?: (data: T) => T;
   fileMode?: number;
   /** Mode enforced on the file's directory (0700 for `auth/`, API.md §3.4); default 0755 for new dirs. */

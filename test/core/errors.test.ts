@@ -112,3 +112,13 @@ test('a query value failing its pattern answers 422 with a /query pointer', asyn
   t.is(res.statusCode, 422);
   t.is(res.json().details[0].path, '/query/deep');
 });
+
+test('an over-long path parameter or a bad percent-encoding answers 422 in the JSON format', async (t) => {
+  const app = await open(t);
+  for (const url of [`/api/auth/tokens/${'a'.repeat(300)}`, '/api/auth/tokens/%E0%A4%A']) {
+    const res = await app.inject({ method: 'DELETE', url });
+    t.is(res.statusCode, 422, url);
+    t.is(res.json().id, 'validation_failed');
+    t.is(res.headers['api-version'], '1');
+  }
+});

@@ -47,6 +47,7 @@ test.serial('writers in 5 processes (10 updates each) lose no update', async (t)
 });
 
 test('a writer killed with SIGKILL mid-write 50 times leaves every file old or new, never torn', async (t) => {
+  t.timeout(300_000); // 50 process starts: about 30 s on an idle 2-core machine
   const dir = await tempDir(t);
   let checkedFiles = 0;
   for (let round = 1; round <= 50; round++) {

@@ -432,10 +432,7 @@ test('a hand edit may leave out defaults and timestamps; an unknown active sourc
   t.regex(active.json().message, /gone/);
 });
 
-// Known core bug: a path parameter longer than Fastify's maxParamLength (100) is answered by the
-// router itself (414 with Fastify's own body), bypassing the root error handler. Fix in core/app.ts
-// with the `frameworkErrors` option; ava then reports this test as passing and `.failing` goes.
-test.failing('a 300-character name answers 4xx {id, message} and changes nothing', async (t) => {
+test('a 300-character name answers 4xx {id, message} and changes nothing', async (t) => {
   const app = await setup(t);
   const before = await readFile(fileOf(app));
   const response = await put(app, `/api/datasource/${'a'.repeat(300)}`, { type: 'traefik', url: 'http://x:1' });
