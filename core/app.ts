@@ -51,6 +51,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     // hop count, CIDR list or boolean: all forms Fastify's proxy-addr accepts
     trustProxy: config.server.trust_proxy as never,
     forceCloseConnections: 'idle',
+    // above the plugin loader's own 10 s register limit, so a hanging plugin is reported by the loader
+    pluginTimeout: 15_000,
     // the router rejects over-long parameters and bad percent-encoding before any hook runs
     frameworkErrors: (error, request, reply) => {
       reply.header('api-version', API_VERSION).header('vary', 'Accept').header('x-request-id', request.id);
