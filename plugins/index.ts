@@ -6,6 +6,8 @@ import type { BuiltinGroup } from '../core/types.ts';
 import openapi from './openapi/index.ts';
 import health from './health/index.ts';
 import datasource from './datasource/index.ts';
+import middlewares from './middlewares/index.ts';
+import services from './services/index.ts';
 import auth from './auth/index.ts';
 import system from './system/index.ts';
 
@@ -13,6 +15,8 @@ export const builtinGroups: BuiltinGroup[] = [
   { name: 'openapi', plugin: openapi },
   { name: 'health', plugin: health },
   { name: 'datasource', plugin: datasource },
+  { name: 'middlewares', plugin: middlewares },
+  { name: 'services', plugin: services },
   { name: 'auth', plugin: auth },
   { name: 'system', plugin: system },
 ];

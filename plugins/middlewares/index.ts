@@ -1,0 +1,118 @@
+/**
+ * The middlewares group (API.md §4.2): decorates `app.middlewares` (the service, with the reference
+ * registry) and `app.middlewaresView`, seeds templates, and serves /api/middlewares in its own scope.
+ */
+import path from 'node:path';
+import fp from 'fastify-plugin';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { GroupOptions } from '../../core/types.ts';
+import { ifMatchOf, ifNoneMatchHits, isTrue, paginate, quoteEtag } from '../shared-schemas.ts';
+import { middlewareErrors } from './errors.ts';
+import {
+  createSchema, deleteSchema, getSchema, listSchema, MiddlewareCreate, MiddlewareFile, replaceSchema,
+  type MiddlewareCreateBody, type MiddlewareData, type MiddlewareListFilter, type MiddlewareReplaceBody, type MiddlewareView,
+} from './schemas.ts';
+import { MiddlewareService, type MiddlewareTemplate } from './service.ts';
+import { StaticConfigReader } from './static-config.ts';
+import { DEFAULT_TEMPLATES_DIR, seedTemplates } from './templates.ts';
+import { DEFAULT_TRAEFIK_SCHEMA_PATH, TraefikSchema } from './traefik-schema.ts';
+
+export type { MiddlewareView } from './schemas.ts';
+export type { MiddlewareService } from './service.ts';
+
+/** Read-only copies of middlewares as the API shows them, for third-party plugins (API.md §6 `core`). */
+export interface MiddlewaresView {
+  list(): MiddlewareView[];
+  get(id: string): MiddlewareView | undefined;
+}
+
+export interface MiddlewaresOptions extends GroupOptions {
+  /** Traefik JSON Schema file (default: ../shared/schemas/traefik-v3-file-provider.json beside the project). */
+  traefikSchemaPath?: string;
+  /** Directory holding middlewares.yaml (default: config/templates). */
+  templatesDir?: string;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    middlewares: MiddlewareService;
+    middlewaresView: MiddlewaresView;
+  }
+}
+
+/** Path of the Traefik static config in effect: settings.yaml wins over `proxy.static_config_path`. */
+export function staticConfigPath(app: FastifyInstance): string | null {
+  return app.settings.get().proxy_static_config_path || app.config.proxy.static_config_path || null;
+}
+
+async function middlewares(app: FastifyInstance, options: MiddlewaresOptions): Promise<void> {
+  const service = new MiddlewareService({
+    schema: new TraefikSchema(options.traefikSchemaPath ?? DEFAULT_TRAEFIK_SCHEMA_PATH),
+    staticConfig: new StaticConfigReader(() => staticConfigPath(app)),
+    upstream: app.upstream,
+    allowUnknown: app.config.validation.allow_unknown_traefik_fields,
+    dir: path.join(app.store.dataDir, 'middlewares'),
+  });
+  service.attach(await app.store.collection<MiddlewareData>({
+    name: 'middlewares',
+    schema: MiddlewareFile,
+    check: (id, data) => service.checkFile(id, data),
+    normalize: (data) => ({ ...data, description: data.description ?? '' }),
+  }));
+  app.decorate('middlewares', service);
+  app.decorate('middlewaresView', {
+    list: () => structuredClone(service.list()),
+    get: (id: string) => structuredClone(service.get(id)),
+  } satisfies MiddlewaresView);
+
+  if (app.config.templates.seed) {
+    await seedTemplates<MiddlewareTemplate>({
+      dir: options.templatesDir ?? DEFAULT_TEMPLATES_DIR,
+      key: 'middlewares',
+      schema: { ...MiddlewareCreate, required: [...(MiddlewareCreate.required ?? []), 'id'] },
+      settings: app.settings,
+      log: app.log,
+      seed: (template) => service.seed(template),
+    });
+  }
+  await app.register(routes, { service });
+}
+
+/** The HTTP routes, encapsulated so their hooks never leak. */
+async function routes(scope: FastifyInstance, { service }: { service: MiddlewareService }): Promise<void> {
+  const auth = { auth: 'config' as const };
+  const sendOne = (reply: FastifyReply, view: MiddlewareView, status = 200) => reply.code(status).header('etag', quoteEtag(view.etag)).send(view);
+
+  scope.get('/api/middlewares', { config: auth, schema: listSchema }, async (request, reply) => {
+    const query = request.query as MiddlewareListFilter;
+    return paginate(request, reply, service.list(query), query);
+  });
+
+  scope.post('/api/middlewares', { config: auth, schema: createSchema }, async (request, reply) => {
+    const view = await service.create(request.body as MiddlewareCreateBody);
+    reply.header('location', `/api/middlewares/${view.id}`);
+    return sendOne(reply, view, 201);
+  });
+
+  scope.get('/api/middlewares/:id', { config: auth, schema: getSchema }, async (request: FastifyRequest, reply) => {
+    const { id } = request.params as { id: string };
+    const view = service.get(id);
+    if (!view) throw middlewareErrors.notFound(id);
+    if (ifNoneMatchHits(request.headers['if-none-match'], view.etag)) return reply.code(304).header('etag', quoteEtag(view.etag)).send();
+    return sendOne(reply, view);
+  });
+
+  scope.put('/api/middlewares/:id', { config: auth, schema: replaceSchema }, async (request, reply) => {
+    const { id } = request.params as { id: string };
+    return sendOne(reply, await service.replace(id, request.body as MiddlewareReplaceBody, ifMatchOf(request)));
+  });
+
+  scope.delete('/api/middlewares/:id', { config: auth, schema: deleteSchema }, async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const { force } = request.query as { force?: string };
+    await service.remove(id, { force: isTrue(force), ifMatch: ifMatchOf(request) });
+    return reply.code(204).send();
+  });
+}
+
+export default fp(middlewares, { name: 'middlewares', dependencies: ['datasource'] });

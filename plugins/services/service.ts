@@ -1,0 +1,226 @@
+/** Service domain logic (API.md §4.3): manual/template services in the store, discovered ones merged in. */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { AppError, errors, validationError, type ErrorDetail } from '../../core/errors/app-error.ts';
+import { ifMatchAccepts, SLUG } from '../../core/store/index.ts';
+import type { Collection, StoredObject } from '../../core/store/types.ts';
+import type { DiscoveredService, UpstreamState } from '../datasource/state.ts';
+import type { TraefikSchema } from '../middlewares/traefik-schema.ts';
+import { checkName, ReferenceRegistry, slugify, type ReferenceSource } from '../shared-schemas.ts';
+import { serviceErrors } from './errors.ts';
+import type { Protocol, ServiceCreateBody, ServiceData, ServiceListFilter, ServiceReplaceBody, ServiceView } from './schemas.ts';
+import { checkServiceConfig, definitionOf, serviceReferences, type ServiceContext, type Target } from './validate.ts';
+import { discoveredView, storedView } from './views.ts';
+
+export interface ServiceManagerOptions {
+  schema: TraefikSchema;
+  upstream: Pick<UpstreamState, 'hasKey' | 'discoveredServices' | 'current'>;
+  /** `validation.allow_unknown_traefik_fields`: unknown Traefik keys become warnings. */
+  allowUnknown: boolean;
+  /** The collection's directory: hand edits may reference files not read yet (the startup scan, a git pull). */
+  dir: string;
+  now: () => Date;
+}
+
+/** A template entry of config/templates/services.yaml (validated like a POST body with an id). */
+export type ServiceTemplate = ServiceCreateBody & { id: string };
+
+const SECTIONS = ['http.services', 'tcp.services', 'udp.services'] as const;
+
+export class ServiceManager {
+  private collection!: Collection<ServiceData>;
+  private readonly references = new ReferenceRegistry();
+  // Writes are serialised so name/id checks and the write they guard see the same state.
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly options: ServiceManagerOptions) {}
+
+  /** Connects the store collection (created after the manager because its hand-edit check calls back here). */
+  attach(collection: Collection<ServiceData>): void {
+    this.collection = collection;
+  }
+
+  /** Registers something that references services (resources); returns the unregister function. */
+  addReferenceSource(source: ReferenceSource): () => void {
+    return this.references.add(source);
+  }
+
+  /** Whether any service (manual, template or discovered) has this id. */
+  has(id: string): boolean {
+    return this.collection.has(id) || this.discovered().has(id);
+  }
+
+  /** All services as the API shows them, by id, filtered. */
+  list(filter: Omit<ServiceListFilter, 'page' | 'page_size'> = {}): ServiceView[] {
+    const q = filter.q?.toLowerCase();
+    const index = this.referenceIndex();
+    const views = [
+      ...this.collection.list().map((o) => this.storedView(o, index.get(o.id) ?? [])),
+      ...[...this.discovered().values()].map((d) => this.discoveredView(d)),
+    ].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return views.filter((v) => (!filter.status || filter.status === 'all' || v.status === filter.status)
+      && (!filter.source || v.source === filter.source) && (!filter.protocol || v.protocol === filter.protocol)
+      && (!filter.type || v.type === filter.type) && (!q || v.id.includes(q) || v.name.toLowerCase().includes(q)));
+  }
+
+  get(id: string): ServiceView | undefined {
+    const stored = this.collection.get(id);
+    if (stored) return this.storedView(stored, this.referencing(id));
+    const discovered = this.discovered().get(id);
+    return discovered ? this.discoveredView(discovered) : undefined;
+  }
+
+  /** API paths of services and other objects (resources) referencing `id`. */
+  usedBy(id: string): string[] {
+    return [...new Set([...this.referencing(id), ...this.references.referrers(id)])].sort();
+  }
+
+  async create(body: ServiceCreateBody, source: 'manual' | 'template' = 'manual'): Promise<ServiceView> {
+    return this.serial(async () => {
+      const name = checkName(body.name);
+      const protocol = body.protocol ?? 'http';
+      const id = body.id ?? slugify(name, 'service', (c) => this.collection.has(c) || this.discovered().has(c) || this.upstreamKey(c));
+      this.assertConfig(id, protocol, body.type, body.config);
+      if (body.id !== undefined && this.collection.has(id)) throw serviceErrors.idTaken(id);
+      if (this.discovered().has(id)) throw serviceErrors.discoveredId(id);
+      if (this.upstreamKey(id)) throw serviceErrors.upstreamKey(id);
+      this.assertNameFree(name, null);
+      const data: ServiceData = { name, type: body.type, protocol, config: body.config, description: body.description ?? '', source };
+      return this.storedView(await this.collection.create(id, data), []);
+    });
+  }
+
+  async replace(id: string, body: ServiceReplaceBody, ifMatch?: string): Promise<ServiceView> {
+    return this.serial(async () => {
+      const current = this.existing(id);
+      if (body.id !== undefined && body.id !== id) throw validationError(serviceErrors.idMismatch(body.id, id));
+      const name = checkName(body.name);
+      const protocol = body.protocol ?? 'http';
+      this.assertConfig(id, protocol, body.type, body.config);
+      this.assertNameFree(name, id);
+      if (protocol !== (current.data.protocol ?? 'http')) {
+        const users = this.usedBy(id);
+        if (users.length > 0) throw serviceErrors.protocolInUse(id, users);
+      }
+      const stored = await this.collection.update(id, (fresh) => {
+        if (!fresh) throw serviceErrors.notFound(id);
+        return { name, type: body.type, protocol, config: body.config, description: body.description ?? '', source: fresh.data.source ?? 'manual' };
+      }, { ifMatch });
+      return this.storedView(stored!, this.referencing(id));
+    });
+  }
+
+  async remove(id: string, options: { ifMatch?: string } = {}): Promise<void> {
+    await this.serial(async () => {
+      const current = this.existing(id);
+      if (!ifMatchAccepts(options.ifMatch, current.etag)) throw errors.preconditionFailed();
+      const users = this.usedBy(id);
+      if (users.length > 0) throw serviceErrors.inUse(id, users);
+      await this.collection.delete(id, { ifMatch: options.ifMatch });
+    });
+  }
+
+  /** Seeds one template as `source: template`: 'skipped' when its id or name is taken; throws (422) when invalid. */
+  async seed(template: ServiceTemplate): Promise<'created' | 'skipped'> {
+    if (this.has(template.id) || this.nameOwner(template.name.trim(), null)) return 'skipped';
+    try {
+      await this.create(template, 'template');
+      return 'created';
+    } catch (err) {
+      if (err instanceof AppError && err.statusCode === 409) return 'skipped'; // taken meanwhile, or an upstream key
+      throw err;
+    }
+  }
+
+  /** Hand-edit check of the store (API.md §3.3): same rules as the API; references may be files not yet read. */
+  checkFile(id: string, data: ServiceData): ErrorDetail[] {
+    const problems: ErrorDetail[] = [];
+    try {
+      checkName(data.name);
+    } catch (err) {
+      problems.push(...((err as AppError).details ?? []));
+    }
+    const onDisk = (ref: string) => SLUG.test(ref) && ['yaml', 'yml'].some((ext) => existsSync(path.join(this.options.dir, `${ref}.${ext}`)));
+    const ctx = this.context((ref) => this.target(ref) ?? (onDisk(ref) ? 'unread' : undefined));
+    return [...problems, ...checkServiceConfig(id, data.protocol ?? 'http', data.type, data.config, ctx).errors];
+  }
+
+  /** The stored service, or 409 read_only (discovered) / 404. */
+  private existing(id: string): StoredObject<ServiceData> {
+    const stored = this.collection.get(id);
+    if (stored) return stored;
+    throw this.discovered().has(id) ? serviceErrors.readOnly(id) : serviceErrors.notFound(id);
+  }
+
+  private assertConfig(id: string, protocol: Protocol, type: string, config: Record<string, unknown>): void {
+    const outcome = checkServiceConfig(id, protocol, type, config, this.context((ref) => this.target(ref)));
+    if (outcome.errors.length > 0) throw validationError(outcome.errors);
+  }
+
+  private assertNameFree(name: string, self: string | null): void {
+    const owner = this.nameOwner(name, self);
+    if (owner) throw serviceErrors.nameTaken(name, owner);
+  }
+
+  private nameOwner(name: string, self: string | null): string | undefined {
+    const wanted = name.toLowerCase();
+    return this.collection.list().find((o) => o.id !== self && o.data.name.trim().toLowerCase() === wanted)?.id;
+  }
+
+  private upstreamKey(id: string): boolean {
+    return SECTIONS.some((section) => this.options.upstream.hasKey(section, id));
+  }
+
+  private target(id: string): Target {
+    const o = this.collection?.get(id);
+    return o ? { protocol: o.data.protocol ?? 'http', refs: serviceReferences(o.data.type, o.data.config).map((r) => r.name) } : undefined;
+  }
+
+  private context(lookup: (id: string) => Target): ServiceContext {
+    return { schema: this.options.schema, allowUnknown: this.options.allowUnknown, lookup };
+  }
+
+  /** Discovered services by id, minus ids a stored service holds (stored wins). */
+  private discovered(): Map<string, DiscoveredService> {
+    const map = new Map<string, DiscoveredService>();
+    for (const d of this.options.upstream.discoveredServices()) if (!this.collection.has(d.id) && !map.has(d.id)) map.set(d.id, d);
+    return map;
+  }
+
+  /** Paths of stored services referencing each id (one pass). */
+  private referenceIndex(): Map<string, string[]> {
+    const index = new Map<string, string[]>();
+    for (const o of this.collection.list()) {
+      for (const name of new Set(serviceReferences(o.data.type, o.data.config).map((r) => r.name))) {
+        index.set(name, [...(index.get(name) ?? []), `/api/services/${o.id}`]);
+      }
+    }
+    return index;
+  }
+
+  private referencing(id: string): string[] {
+    return this.referenceIndex().get(id) ?? [];
+  }
+
+  private storedView(stored: StoredObject<ServiceData>, referencing: string[]): ServiceView {
+    const { data } = stored;
+    const protocol = data.protocol ?? 'http';
+    const definition = definitionOf(protocol, data.type);
+    const warnings = this.options.allowUnknown && this.options.schema.has(definition)
+      ? this.options.schema.check(definition, data.config, '/config', `a ${protocol} ${data.type} service`).unknown
+        .map((u) => `${u.path.replace(/^\//, '')} ${u.message}; accepted because validation.allow_unknown_traefik_fields is on`)
+      : [];
+    return storedView(stored, [...new Set([...referencing, ...this.references.referrers(stored.id)])].sort(), warnings);
+  }
+
+  private discoveredView(service: DiscoveredService): ServiceView {
+    const syncedAt = this.options.upstream.current()?.fetched_at ?? this.options.now().toISOString();
+    return discoveredView(service, this.references.referrers(service.id), syncedAt);
+  }
+
+  private serial<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+}
