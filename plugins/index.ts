@@ -8,6 +8,7 @@ import health from './health/index.ts';
 import datasource from './datasource/index.ts';
 import middlewares from './middlewares/index.ts';
 import services from './services/index.ts';
+import resources from './resources/index.ts';
 import auth from './auth/index.ts';
 import system from './system/index.ts';
 
@@ -17,6 +18,7 @@ export const builtinGroups: BuiltinGroup[] = [
   { name: 'datasource', plugin: datasource },
   { name: 'middlewares', plugin: middlewares },
   { name: 'services', plugin: services },
+  { name: 'resources', plugin: resources },
   { name: 'auth', plugin: auth },
   { name: 'system', plugin: system },
 ];
