@@ -9,6 +9,7 @@ import datasource from './datasource/index.ts';
 import middlewares from './middlewares/index.ts';
 import services from './services/index.ts';
 import resources from './resources/index.ts';
+import proxyConfig from './proxy-config/index.ts';
 import auth from './auth/index.ts';
 import system from './system/index.ts';
 
@@ -19,6 +20,7 @@ export const builtinGroups: BuiltinGroup[] = [
   { name: 'middlewares', plugin: middlewares },
   { name: 'services', plugin: services },
   { name: 'resources', plugin: resources },
+  { name: 'proxy-config', plugin: proxyConfig },
   { name: 'auth', plugin: auth },
   { name: 'system', plugin: system },
 ];

@@ -43,6 +43,11 @@ export class MiddlewareService {
     return this.references.add(source);
   }
 
+  /** Stored objects as they are (no computed fields): the provider config reads these on every generation. */
+  records(): StoredObject<MiddlewareData>[] {
+    return this.collection.list();
+  }
+
   has(id: string): boolean {
     return this.collection.has(id);
   }

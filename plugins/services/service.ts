@@ -45,6 +45,11 @@ export class ServiceManager {
     return this.references.add(source);
   }
 
+  /** Stored objects as they are (no computed fields): the provider config reads these on every generation. */
+  records(): StoredObject<ServiceData>[] {
+    return this.collection.list();
+  }
+
   /** Whether any service (manual, template or discovered) has this id. */
   has(id: string): boolean {
     return this.collection.has(id) || this.discovered().has(id);

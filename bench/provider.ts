@@ -1,0 +1,178 @@
+/**
+ * Benchmark of the Traefik provider endpoint (issue: config provider). Prints figures; not a test.
+ *
+ *   npm run bench:provider -- [--resources 1000] [--duration 10] [--connections 4] [--edits 50]
+ *
+ * Builds a stack of N Pangolin routers (a local fake Pangolin on 127.0.0.1) with N middlewares, one
+ * assigned to each resource, then measures in one run:
+ *  - requests/s and p99 of GET /api/v1/proxy-config vs a bare Fastify route sending the same Buffer,
+ *    plain and with Accept-Encoding: gzip (autocannon in a child process, so it has its own core);
+ *  - time from writing a middleware YAML file to a changed ETag being served (p50/p95 over E edits);
+ *  - full regeneration time (generate + serialize + hash), median of 20;
+ *  - RSS of this process.
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { gzipSync } from 'node:zlib';
+import Fastify from 'fastify';
+import { stringify } from 'yaml';
+import { buildApp } from '../core/app.ts';
+import { loadConfig, PROJECT_ROOT } from '../core/config/load.ts';
+import { builtinGroups } from '../plugins/index.ts';
+import { generateConfig } from '../plugins/proxy-config/generate.ts';
+import { generationInputs } from '../plugins/proxy-config/inputs.ts';
+import { etagOf, serializeJson } from '../plugins/proxy-config/serialize.ts';
+
+const run = promisify(execFile);
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+}
+const N = arg('resources', 1000);
+const DURATION = arg('duration', 10);
+const CONNECTIONS = arg('connections', 4);
+const EDITS = arg('edits', 50);
+
+/** A Pangolin HTTP-provider body with N HTTP resources (router + redirect + service each). */
+function pangolinBody(n: number): string {
+  const routers: Record<string, unknown> = {};
+  const services: Record<string, unknown> = {};
+  for (let i = 1; i <= n; i++) {
+    const host = `app${i}.example.com`;
+    routers[`${i}-App-${i}-router`] = { entryPoints: ['websecure'], middlewares: ['badger'], priority: 100, rule: `Host(\`${host}\`)`, service: `${i}-App-${i}-service`, tls: { certResolver: 'letsencrypt' } };
+    routers[`${i}-App-${i}-router-redirect`] = { entryPoints: ['web'], middlewares: ['redirect-to-https'], rule: `Host(\`${host}\`)`, service: `${i}-App-${i}-service` };
+    services[`${i}-App-${i}-service`] = { loadBalancer: { servers: [{ url: `http://100.89.128.${4 * (i % 60) + 4}:${40000 + (i % 25000)}` }] } };
+  }
+  return JSON.stringify({ http: {
+    middlewares: { badger: { plugin: { badger: { apiBaseUrl: 'http://pangolin:3001/api/v1', userSessionCookieName: 'p_session_token' } } }, 'redirect-to-https': { redirectScheme: { scheme: 'https' } } },
+    routers, services,
+  } });
+}
+
+const middlewareYaml = (i: number, average: number) => stringify({ name: `Rate limit ${i}`, type: 'rateLimit', config: { average, burst: 50 } });
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+interface LoadResult { rps: number; p99: number; errors: number; non2xx: number }
+
+/** autocannon in a child process, below saturation (few connections), JSON result parsed. */
+async function load(url: string, gzip: boolean): Promise<LoadResult> {
+  const cli = path.join(PROJECT_ROOT, 'node_modules', 'autocannon', 'autocannon.js');
+  const headers = gzip ? ['-H', 'accept-encoding=gzip'] : [];
+  const { stdout } = await run(process.execPath, [cli, '-j', '-c', String(CONNECTIONS), '-d', String(DURATION), ...headers, url], { maxBuffer: 64 * 1024 * 1024 });
+  const r = JSON.parse(stdout);
+  return { rps: Math.round(r.requests.average), p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+}
+
+async function main(): Promise<void> {
+  const work = await mkdtemp(path.join(tmpdir(), 'sm-bench-'));
+  const dataDir = path.join(work, 'data');
+  try {
+    // fake Pangolin
+    const body = pangolinBody(N);
+    const pangolin = Fastify();
+    pangolin.get('/api/v1/traefik-config', async (_req, reply) => reply.type('application/json').send(body));
+    await pangolin.listen({ host: '127.0.0.1', port: 0 });
+    const pangolinUrl = `http://127.0.0.1:${(pangolin.server.address() as { port: number }).port}/api/v1`;
+
+    // N middlewares and N resources with one assignment each, written as a GitOps user would
+    await mkdir(path.join(dataDir, 'middlewares'), { recursive: true });
+    await mkdir(path.join(dataDir, 'resources'), { recursive: true });
+    for (let i = 1; i <= N; i++) {
+      await writeFile(path.join(dataDir, 'middlewares', `rl-${i}.yaml`), middlewareYaml(i, 100));
+      await writeFile(path.join(dataDir, 'resources', `${i}-app-${i}-router.yaml`), stringify({
+        name: `${i}-App-${i}-router`, router: `${i}-App-${i}-router@http`, source: 'pangolin', status: 'active', rule: `Host(\`app${i}.example.com\`)`,
+        middlewares: [{ id: `rl-${i}`, priority: 100 }],
+      }));
+    }
+
+    const config = loadConfig({
+      env: { CONFIG_FILE: path.join(PROJECT_ROOT, 'test', 'helpers', 'empty.yaml') },
+      overrides: { log: { level: 'warn' }, storage: { data_dir: dataDir }, auth: { mode: 'off' }, templates: { seed: false }, audit: { enabled: false },
+        server: { host: '127.0.0.1', port: 0 }, datasources: { pangolin_url: pangolinUrl, traefik_url: 'http://127.0.0.1:9', active: 'pangolin' } },
+    });
+    const startBoot = performance.now();
+    const app = await buildApp({ config, groups: builtinGroups, logger: false });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    await app.resources.started();
+    await app.proxyConfig.regenerate();
+    const bootMs = performance.now() - startBoot;
+    const generation = app.proxyConfig.current()!;
+    const appUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/api/v1/proxy-config`;
+
+    // regeneration: the full pipeline the provider runs on a change (inputs → generate → JSON → ETag)
+    const inputs = generationInputs(app);
+    const regen: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const t0 = performance.now();
+      etagOf(serializeJson(generateConfig(inputs()!).config));
+      regen.push(performance.now() - t0);
+    }
+    regen.sort((a, b) => a - b);
+
+    // bare Fastify route with the same bytes (and the same pre-compressed bytes for gzip)
+    const plainBody = generation.json.body;
+    const gzBody = generation.json.gzip ?? gzipSync(plainBody);
+    const bare = Fastify();
+    bare.get('/config', async (request, reply) => {
+      reply.type('application/json; charset=utf-8');
+      if (/gzip/.test(String(request.headers['accept-encoding'] ?? ''))) return reply.header('content-encoding', 'gzip').send(gzBody);
+      return reply.send(plainBody);
+    });
+    await bare.listen({ host: '127.0.0.1', port: 0 });
+    const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}/config`;
+
+    const results: Record<string, LoadResult> = {};
+    for (const gzip of [false, true]) {
+      const tag = gzip ? 'gzip' : 'plain';
+      results[`bare ${tag}`] = await load(bareUrl, gzip);
+      results[`provider ${tag}`] = await load(appUrl, gzip);
+    }
+    await bare.close();
+
+    // edit → served: rewrite one middleware file, poll the endpoint until the ETag changes
+    const edits: number[] = [];
+    for (let e = 1; e <= EDITS; e++) {
+      const before = app.proxyConfig.current()!.json.etag;
+      const i = 1 + ((e * 7919) % N);
+      const t0 = performance.now();
+      await writeFile(path.join(dataDir, 'middlewares', `rl-${i}.yaml`), middlewareYaml(i, 100 + e));
+      for (;;) {
+        const res = await fetch(appUrl);
+        await res.arrayBuffer();
+        if (res.headers.get('etag') !== before) break;
+        if (performance.now() - t0 > 10_000) throw new Error('edit not served within 10 s');
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      edits.push(performance.now() - t0);
+    }
+    edits.sort((a, b) => a - b);
+    const rssMb = process.memoryUsage().rss / 1024 / 1024;
+    await app.close();
+    await pangolin.close();
+
+    const fmt = (r: LoadResult) => `${String(r.rps).padStart(7)} req/s  p99 ${String(r.p99).padStart(4)} ms${r.errors || r.non2xx ? `  (errors ${r.errors}, non-2xx ${r.non2xx})` : ''}`;
+    const lines = [
+      `Stack Manager provider benchmark — ${N} resources, ${N} middlewares, node ${process.version}, ${CONNECTIONS} connections × ${DURATION} s`,
+      `config: ${(plainBody.length / 1024).toFixed(0)} KiB JSON, ${(gzBody.length / 1024).toFixed(0)} KiB gzip; startup (discovery + first generation): ${bootMs.toFixed(0)} ms`,
+      `bare Fastify, plain : ${fmt(results['bare plain'])}`,
+      `provider,     plain : ${fmt(results['provider plain'])}   ratio ${(results['provider plain'].rps / results['bare plain'].rps).toFixed(2)}`,
+      `bare Fastify, gzip  : ${fmt(results['bare gzip'])}`,
+      `provider,     gzip  : ${fmt(results['provider gzip'])}   ratio ${(results['provider gzip'].rps / results['bare gzip'].rps).toFixed(2)}`,
+      `edit → served (${EDITS} edits): p50 ${percentile(edits, 50).toFixed(0)} ms, p95 ${percentile(edits, 95).toFixed(0)} ms`,
+      `regeneration (generate + JSON + ETag): median ${percentile(regen, 50).toFixed(1)} ms, min ${regen[0].toFixed(1)} ms`,
+      `RSS: ${rssMb.toFixed(0)} MiB`,
+    ];
+    process.stdout.write(lines.join('\n') + '\n');
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,151 @@
+/**
+ * The Traefik HTTP provider endpoint (API.md §4.9): GET serves the generated config from memory,
+ * POST /invalidate forces a fetch and a regeneration, GET /status reports on both. Served at
+ * /api/proxy-config, /api/v1/proxy-config and middleware-manager's /api/v1/traefik-config (§7).
+ */
+import fp from 'fastify-plugin';
+import { Type } from '@sinclair/typebox';
+import path from 'node:path';
+import { existsSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { PROJECT_ROOT } from '../../core/config/load.ts';
+import type { GroupOptions } from '../../core/types.ts';
+import { errors } from '../../core/errors/app-error.ts';
+import { ErrorBody } from '../shared-schemas.ts';
+import { createSchemaChecker } from './schema-check.ts';
+import { ConfigProvider } from './service.ts';
+import { proxyConfigErrors } from './errors.ts';
+import { InvalidateResult, ProviderQuery, Status, type StatusBody } from './schemas.ts';
+import { acceptsGzip, matchesIfNoneMatch, wantsYaml } from './negotiate.ts';
+import { generationInputs } from './inputs.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    proxyConfig: ConfigProvider;
+  }
+}
+
+export interface ProxyConfigOptions extends Partial<GroupOptions> {
+  /** Traefik's dynamic-config JSON Schema (G13); default: ../shared/schemas beside the project. */
+  schemaPath?: string;
+}
+
+export const PREFIXES = ['/api/proxy-config', '/api/v1/proxy-config', '/api/v1/traefik-config'];
+const DEFAULT_SCHEMA = path.resolve(PROJECT_ROOT, '..', 'shared', 'schemas', 'traefik-v3-file-provider.json');
+
+async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): Promise<void> {
+  const schemaPath = options.schemaPath ?? DEFAULT_SCHEMA;
+  // the schema check only reports (G13); without the schema file the provider still serves
+  const schemaCheck = existsSync(schemaPath) ? createSchemaChecker(schemaPath) : null;
+  if (!schemaCheck) app.log.warn({ schemaPath }, 'Traefik JSON schema not found: schema_warnings stay empty');
+  const log = app.log.child({ component: 'proxy-config' });
+  const provider = new ConfigProvider({ inputs: generationInputs(app), schemaCheck, logger: log, now: app.now });
+  app.decorate('proxyConfig', provider);
+
+  // G1: every input change regenerates (coalesced); requests only copy the stored bytes
+  const unsubscribe = [
+    app.store.onAnyChange(() => provider.invalidate()),
+    app.upstream.onChange(() => provider.invalidate()),
+    app.datasources.onChange(() => provider.invalidate()),
+  ];
+  app.addHook('onReady', async () => { await provider.regenerate(); });
+  app.addHook('onClose', async () => {
+    for (const off of unsubscribe) off();
+    provider.close();
+  });
+
+  await app.register(async (scope) => {
+    for (const prefix of PREFIXES) registerRoutes(scope, app, provider, prefix);
+  });
+}
+
+function registerRoutes(scope: FastifyInstance, app: FastifyInstance, provider: ConfigProvider, prefix: string): void {
+  const hide = prefix !== '/api/proxy-config';
+  scope.get(prefix, {
+    config: { auth: 'provider' },
+    // Traefik polls every few seconds: request logs at info would drown everything else
+    logLevel: 'warn',
+    schema: { hide, tags: ['proxy-config'], summary: 'Generated Traefik dynamic configuration (HTTP provider)', querystring: ProviderQuery, response: { 304: Type.Null(), 502: ErrorBody } },
+  }, async (request, reply) => {
+    const generation = provider.current();
+    if (!generation) throw proxyConfigErrors.neverProduced(app.upstream.lastError);
+    const { format } = request.query as { format?: 'json' | 'yaml' };
+    const yaml = format ? format === 'yaml' : wantsYaml(request.headers.accept);
+    const encoded = yaml ? generation.yaml : generation.json;
+    reply.header('etag', encoded.etag)
+      .header('cache-control', 'no-cache')
+      .header('vary', 'Accept, Accept-Encoding')
+      .header('x-config-generated-at', generation.generatedAt);
+    if (isStale(app)) reply.header('x-config-stale', 'true');
+    if (matchesIfNoneMatch(request.headers['if-none-match'], encoded.etag)) return reply.code(304).send();
+    reply.type(yaml ? 'application/yaml; charset=utf-8' : 'application/json; charset=utf-8');
+    if (encoded.gzip && acceptsGzip(request.headers['accept-encoding'])) return reply.header('content-encoding', 'gzip').send(encoded.gzip);
+    return reply.send(encoded.body);
+  });
+
+  scope.post(`${prefix}/invalidate`, {
+    config: { auth: 'config' },
+    schema: { hide, tags: ['proxy-config'], summary: 'Force an upstream fetch, discovery sync and regeneration', response: { 200: InvalidateResult, 502: ErrorBody } },
+  }, async () => {
+    const before = provider.current()?.json.etag;
+    const sync = await app.upstream.requestSync('forced');
+    const generation = await provider.regenerate();
+    if (!generation) throw proxyConfigErrors.neverProduced(sync.error ?? app.upstream.lastError);
+    return {
+      regenerated_at: app.now().toISOString(),
+      etag: generation.json.etag.slice(1, -1),
+      changed: before !== generation.json.etag,
+      stale: isStale(app),
+      upstream_error: sync.ok ? null : sync.error,
+    };
+  });
+
+  scope.get(`${prefix}/status`, {
+    config: { auth: 'config' },
+    schema: { hide, tags: ['proxy-config'], summary: 'State of the generated config and its upstream', response: { 200: Status, 503: ErrorBody } },
+  }, async () => {
+    const status = statusOf(app, provider);
+    if (status.status === 'error') throw errors.unhealthy(`no configuration can be served: ${status.upstream.last_error ?? 'upstream never fetched'}`, status);
+    return status;
+  });
+}
+
+/** Stale = the latest fetch of the active source failed (its last good answer is being used). */
+function isStale(app: FastifyInstance): boolean {
+  return app.upstream.stale;
+}
+
+function statusOf(app: FastifyInstance, provider: ConfigProvider): StatusBody {
+  const generation = provider.current();
+  const active = app.datasources.active();
+  const lastSync = active ? app.upstream.lastSync(active.name) : null;
+  const dataDir = app.store.dataDir;
+  const result = generation?.result;
+  const body: StatusBody = {
+    status: 'ok',
+    mode: active?.source.type ?? 'pangolin',
+    etag: generation ? generation.json.etag.slice(1, -1) : null,
+    generated_at: generation?.generatedAt ?? null,
+    stale: isStale(app),
+    upstream: {
+      source: active?.name ?? null,
+      type: active?.source.type ?? null,
+      url: active?.source.url ?? null,
+      last_ok_at: app.upstream.lastOkAt,
+      last_error: app.upstream.lastError,
+      last_error_at: app.upstream.lastErrorAt,
+      empty_streak: lastSync?.empty_streak ?? 0,
+    },
+    counts: result?.counts ?? { routers: 0, services: 0, middlewares: 0, patched_routers: 0 },
+    // paths relative to the data dir: internal paths are never sent (API.md §2.4)
+    invalid_files: app.store.invalidFiles().map((f) => ({ ...f, path: path.relative(dataDir, f.path) })),
+    conflicts: result?.conflicts ?? [],
+    dangling_references: result?.dangling_references ?? [],
+    schema_warnings: generation?.schemaWarnings ?? [],
+  };
+  if (!generation) body.status = 'error';
+  else if (body.stale || body.invalid_files.length || body.conflicts.length || body.dangling_references.length || body.schema_warnings.length) body.status = 'degraded';
+  return body;
+}
+
+export default fp(proxyConfig, { name: 'proxy-config', dependencies: ['datasource', 'middlewares', 'services', 'resources'] });

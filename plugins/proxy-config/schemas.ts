@@ -1,0 +1,43 @@
+/** Schemas of the config provider routes (API.md §4.9). */
+import { Type, type Static } from '@sinclair/typebox';
+
+export const ProviderQuery = Type.Object({
+  format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('yaml')])),
+});
+
+export const InvalidateResult = Type.Object({
+  regenerated_at: Type.String(),
+  etag: Type.String({ description: 'ETag of the JSON body, without quotes' }),
+  changed: Type.Boolean(),
+  stale: Type.Boolean(),
+  upstream_error: Type.Union([Type.String(), Type.Null()]),
+});
+
+const PathMessage = Type.Object({ path: Type.String(), message: Type.String() });
+
+export const Status = Type.Object({
+  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('error')]),
+  mode: Type.Union([Type.Literal('pangolin'), Type.Literal('traefik')]),
+  etag: Type.Union([Type.String(), Type.Null()]),
+  generated_at: Type.Union([Type.String(), Type.Null()]),
+  stale: Type.Boolean(),
+  upstream: Type.Object({
+    source: Type.Union([Type.String(), Type.Null()]),
+    type: Type.Union([Type.String(), Type.Null()]),
+    url: Type.Union([Type.String(), Type.Null()]),
+    last_ok_at: Type.Union([Type.String(), Type.Null()]),
+    last_error: Type.Union([Type.String(), Type.Null()]),
+    last_error_at: Type.Union([Type.String(), Type.Null()]),
+    empty_streak: Type.Integer(),
+  }),
+  counts: Type.Object({ routers: Type.Integer(), services: Type.Integer(), middlewares: Type.Integer(), patched_routers: Type.Integer() }),
+  invalid_files: Type.Array(Type.Object({
+    path: Type.String(), line: Type.Union([Type.Integer(), Type.Null()]), column: Type.Union([Type.Integer(), Type.Null()]), message: Type.String(),
+  })),
+  conflicts: Type.Array(Type.Object({ kind: Type.String(), key: Type.String(), message: Type.String() })),
+  dangling_references: Type.Array(Type.Object({ from: Type.String(), ref: Type.String() })),
+  schema_warnings: Type.Array(PathMessage),
+});
+
+export type StatusBody = Static<typeof Status>;
+export type InvalidateBody = Static<typeof InvalidateResult>;

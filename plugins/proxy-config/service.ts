@@ -1,0 +1,147 @@
+/**
+ * The provider config, generated when an input changes and served from memory (API.md §4.9 G1,
+ * G3, G11–G13). Regenerations are coalesced: a burst of changes (1,000 files at startup, a sync
+ * that touches many resources) gives one generation.
+ */
+import { gzip } from 'node:zlib';
+import { promisify } from 'node:util';
+import { generateConfig, type GenerationInput, type GenerationResult } from './generate.ts';
+import { etagOf, serializeJson, serializeYaml } from './serialize.ts';
+import type { SchemaChecker, SchemaWarning } from './schema-check.ts';
+
+const gzipAsync = promisify(gzip);
+/** Bodies at or below this size are sent uncompressed (API.md §4.9: gzip when > 1 KiB). */
+export const GZIP_MIN_BYTES = 1024;
+
+export interface Encoded {
+  body: Buffer;
+  etag: string;
+  /** gzip form, compressed once per generation on the thread pool; null until ready or when small. */
+  gzip: Buffer | null;
+}
+
+/** One generated configuration: JSON now, YAML on first request (serialising YAML costs ~20× JSON). */
+export class Generation {
+  readonly json: Encoded;
+  private yamlForm: Encoded | null = null;
+  schemaWarnings: SchemaWarning[] = [];
+
+  constructor(readonly result: GenerationResult, readonly generatedAt: string, readonly durationMs: number) {
+    const body = serializeJson(result.config);
+    this.json = { body, etag: etagOf(body), gzip: null };
+  }
+
+  get yaml(): Encoded {
+    if (!this.yamlForm) {
+      const body = serializeYaml(this.result.config);
+      this.yamlForm = { body, etag: etagOf(body), gzip: null };
+      void compress(this.yamlForm);
+    }
+    return this.yamlForm;
+  }
+}
+
+async function compress(encoded: Encoded): Promise<void> {
+  if (encoded.body.length > GZIP_MIN_BYTES) encoded.gzip = await gzipAsync(encoded.body);
+}
+
+export interface ProviderLogger {
+  info(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface ConfigProviderOptions {
+  /** Current inputs, or null when no config can be produced (Pangolin mode, upstream never fetched). */
+  inputs: () => GenerationInput | null;
+  schemaCheck: SchemaChecker | null;
+  logger: ProviderLogger;
+  now: () => Date;
+}
+
+export class ConfigProvider {
+  private generation: Generation | null = null;
+  private pending: Promise<Generation | null> | null = null;
+  private dirty = false;
+  private lastDurationMs = 0;
+  private closed = false;
+  private readonly listeners = new Set<(generation: Generation) => void>();
+
+  constructor(private readonly options: ConfigProviderOptions) {}
+
+  /** The config being served, or null when none was ever produced. */
+  current(): Generation | null {
+    return this.generation;
+  }
+
+  /** Subscribes to new generations (bytes changed). */
+  onGenerated(listener: (generation: Generation) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Marks the inputs changed; one regeneration runs for any number of calls in the same tick. */
+  invalidate(): void {
+    if (this.closed) return;
+    this.dirty = true;
+    if (!this.pending) this.pending = this.drain();
+  }
+
+  /** Regenerates now (after any regeneration already running) and resolves with the result. */
+  async regenerate(): Promise<Generation | null> {
+    this.invalidate();
+    return this.pending ?? this.generation;
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+
+  private async drain(): Promise<Generation | null> {
+    try {
+      let since = performance.now();
+      while (this.dirty && !this.closed) {
+        this.dirty = false;
+        // let the burst finish; after a generation that took D ms wait D ms more, so a long stream of
+        // changes (a first sync writing 10,000 resource files) costs at most half the CPU
+        await new Promise((resolve) => (this.lastDurationMs >= 1 ? setTimeout(resolve, Math.min(this.lastDurationMs, 1000)) : setImmediate(resolve)));
+        // a change stream that never pauses still gets a generation at least every second
+        if (this.dirty && performance.now() - since < 1000) continue;
+        this.dirty = false;
+        const start = performance.now();
+        this.runOnce();
+        this.lastDurationMs = performance.now() - start;
+        since = performance.now();
+      }
+      return this.generation;
+    } finally {
+      this.pending = null;
+    }
+  }
+
+  private runOnce(): void {
+    let input: GenerationInput | null;
+    try {
+      input = this.options.inputs();
+      if (!input) return;
+      const start = performance.now();
+      const result = generateConfig(input);
+      const next = new Generation(result, this.options.now().toISOString(), performance.now() - start);
+      if (this.generation && this.generation.json.etag === next.json.etag) {
+        this.options.logger.debug({ etag: next.json.etag }, 'provider config regenerated: unchanged');
+        return;
+      }
+      this.generation = next;
+      void compress(next.json);
+      this.options.logger.info({ etag: next.json.etag, ms: Math.round(next.durationMs), bytes: next.json.body.length, ...result.counts }, 'provider config regenerated');
+      // schema check (G13) after the swap: it reports, it never holds back serving
+      setImmediate(() => {
+        if (this.options.schemaCheck && this.generation === next) next.schemaWarnings = this.options.schemaCheck(result.config);
+      });
+      for (const listener of this.listeners) listener(next);
+    } catch (err) {
+      // the last good config keeps being served; the failure is visible in the log and status
+      this.options.logger.error({ err }, 'provider config generation failed');
+    }
+  }
+}
