@@ -8,7 +8,8 @@ export function hashOf(content: string | Buffer): string {
   return createHash('sha256').update(content).digest('hex').slice(0, 32);
 }
 
-async function fsyncDir(dir: string): Promise<void> {
+/** Makes renames and removals in `dir` durable. */
+export async function fsyncDir(dir: string): Promise<void> {
   const handle = await open(dir, 'r');
   try {
     await handle.sync();
@@ -17,11 +18,18 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/**
- * Writes `content` to `file` so that readers see either the old or the new bytes, never a mix.
- * `dirMode` (secret dirs such as `auth/`, 0700) is enforced on the file's own dir even if it existed.
- */
-export async function writeAtomic(file: string, content: string | Buffer, mode = 0o644, dirMode?: number): Promise<void> {
+export interface AtomicWriteOptions {
+  /** File mode (0644 unless a secret). */
+  mode?: number;
+  /** Enforced on the file's own dir even if it existed (secret dirs such as `auth/`, 0700). */
+  dirMode?: number;
+  /** fsync the dir after the rename (default); batch writers do it once at the end. */
+  syncDir?: boolean;
+}
+
+/** Writes `content` to `file` so that readers see either the old or the new bytes, never a mix. */
+export async function writeAtomic(file: string, content: string | Buffer, options: AtomicWriteOptions = {}): Promise<void> {
+  const { mode = 0o644, dirMode, syncDir = true } = options;
   const dir = path.dirname(file);
   await mkdir(dir, { recursive: true, mode: dirMode ?? 0o755 });
   if (dirMode !== undefined) await chmod(dir, dirMode); // umask narrows mkdir's mode; an older dir may be wider
@@ -43,7 +51,7 @@ export async function writeAtomic(file: string, content: string | Buffer, mode =
     await unlink(temp).catch(() => undefined);
     throw err;
   }
-  await fsyncDir(dir);
+  if (syncDir) await fsyncDir(dir);
 }
 
 /** Removes a file and makes the removal durable; false when it was already gone. */

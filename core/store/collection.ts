@@ -2,7 +2,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { errors, type AppError } from '../errors/app-error.ts';
-import { hashOf, removeDurably, writeAtomic } from './atomic-write.ts';
+import { fsyncDir, hashOf, removeDurably, writeAtomic } from './atomic-write.ts';
 import type { Attempt, StoreContext } from './context.ts';
 import type { ChangeEvent, ChangeSource, Collection, CollectionOptions, InvalidFile, StoredObject, WriteOptions } from './types.ts';
 import { checkerFor, invalidAt, parseFileText, validateAgainst } from './validate.ts';
@@ -10,6 +10,8 @@ import { renderYaml } from './yaml-file.ts';
 
 export const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
 const YAML_FILE = /^([^.].*)\.ya?ml$/;
+/** Files written at once by updateMany: enough to overlap fsyncs, few enough to keep memory flat. */
+const BATCH_CONCURRENCY = 16;
 
 type Held<T> = StoredObject<T> & { text: string };
 type ReadResult<T> = { kind: 'missing' } | { kind: 'ok'; object: Held<T> } | { kind: 'invalid'; error: InvalidFile; syntax: boolean; hash: string };
@@ -161,29 +163,61 @@ export class FileCollection<T> implements Collection<T> {
     });
   }
 
-  private async write(id: string, mutate: (current: StoredObject<T> | undefined) => T | undefined, options: WriteOptions = {}): Promise<StoredObject<T> | undefined> {
-    this.assertId(id);
+  /**
+   * Several read-modify-writes under one lock acquisition, files written concurrently and the
+   * directory fsynced once: a first discovery sync of 10,000 resources takes seconds, not minutes.
+   * Ids must be distinct. Resolves in input order, like update() for each.
+   */
+  async updateMany(items: { id: string; mutate: (current: StoredObject<T> | undefined) => T | undefined }[]): Promise<(StoredObject<T> | undefined)[]> {
+    const ids = new Set(items.map((item) => item.id));
+    if (ids.size !== items.length) throw new Error(`store: updateMany on ${this.name} got the same id twice`);
+    for (const item of items) this.assertId(item.id);
     return this.ctx.locks.run(this.dir, async () => {
-      const fresh = await this.fresh(id);
-      if (options.ifMatch !== undefined && !ifMatchAccepts(options.ifMatch, fresh?.etag)) throw errors.preconditionFailed();
-      const data = mutate(fresh);
-      if (data === undefined) return fresh;
-      const check = checkerFor(this.options.schema);
-      if (!check.Check(data)) {
-        const first = check.Errors(data).First();
-        throw new Error(`store: refusing to write invalid ${this.name}/${id}: ${first?.path} ${first?.message}`);
-      }
-      const now = this.ctx.now();
-      const content = { ...(data as object), created_at: fresh?.created_at ?? now, updated_at: now };
-      const file = fresh?.file ?? path.join(this.dir, `${id}.yaml`);
-      const text = renderYaml(content, fresh?.text);
-      await writeAtomic(file, text, this.options.fileMode ?? 0o644);
-      const object: Held<T> = { id, data, etag: hashOf(text), created_at: content.created_at, updated_at: now, file, text };
-      this.invalid.delete(file);
-      this.set(object, 'api', this.objects.get(id));
-      return object;
+      const results: (StoredObject<T> | undefined)[] = new Array(items.length);
+      let next = 0;
+      let wrote = false;
+      const worker = async () => {
+        while (next < items.length) {
+          const i = next++;
+          const outcome = await this.writeUnlocked(items[i].id, items[i].mutate, {}, false);
+          results[i] = outcome.object;
+          wrote ||= outcome.wrote;
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, items.length) }, worker));
+      if (wrote) await fsyncDir(this.dir);
+      return results;
     });
   }
+
+  private async write(id: string, mutate: (current: StoredObject<T> | undefined) => T | undefined, options: WriteOptions = {}): Promise<StoredObject<T> | undefined> {
+    this.assertId(id);
+    return this.ctx.locks.run(this.dir, async () => (await this.writeUnlocked(id, mutate, options, true)).object);
+  }
+
+  /** One read-modify-write; the caller holds the collection lock. */
+  private async writeUnlocked(id: string, mutate: (current: StoredObject<T> | undefined) => T | undefined, options: WriteOptions, syncDir: boolean):
+    Promise<{ object: StoredObject<T> | undefined; wrote: boolean }> {
+    const fresh = await this.fresh(id);
+    if (options.ifMatch !== undefined && !ifMatchAccepts(options.ifMatch, fresh?.etag)) throw errors.preconditionFailed();
+    const data = mutate(fresh);
+    if (data === undefined) return { object: fresh, wrote: false };
+    const check = checkerFor(this.options.schema);
+    if (!check.Check(data)) {
+      const first = check.Errors(data).First();
+      throw new Error(`store: refusing to write invalid ${this.name}/${id}: ${first?.path} ${first?.message}`);
+    }
+    const now = this.ctx.now();
+    const content = { ...(data as object), created_at: fresh?.created_at ?? now, updated_at: now };
+    const file = fresh?.file ?? path.join(this.dir, `${id}.yaml`);
+    const text = renderYaml(content, fresh?.text);
+    await writeAtomic(file, text, { mode: this.options.fileMode, syncDir });
+    const object: Held<T> = { id, data, etag: hashOf(text), created_at: content.created_at, updated_at: now, file, text };
+    this.invalid.delete(file);
+    this.set(object, 'api', this.objects.get(id));
+    return { object, wrote: true };
+  }
+
 
   /** The freshest version: re-read from disk (a hand edit may not be ingested yet), else memory. */
   private async fresh(id: string): Promise<Held<T> | undefined> {

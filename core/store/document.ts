@@ -73,6 +73,8 @@ export class FileDocument<T> implements StoreDocument<T> {
       }
       return 'done';
     }
+    // an empty file on a leading read is most likely a write caught between truncate and write
+    if (attempt === 'leading' && result.text.trim() === '') return 'retry';
     this.invalid = null;
     if (result.hash === this.hash) return 'done';
     this.text = result.text;
@@ -90,7 +92,7 @@ export class FileDocument<T> implements StoreDocument<T> {
       const check = checkerFor(this.options.schema);
       if (!check.Check(next)) throw new Error(`store: refusing to write invalid ${this.options.path}: ${check.Errors(next).First()?.message}`);
       const text = renderYaml(next, fresh.kind === 'ok' ? fresh.text : undefined);
-      await writeAtomic(this.path, text, this.options.fileMode ?? 0o644, this.options.dirMode);
+      await writeAtomic(this.path, text, { mode: this.options.fileMode, dirMode: this.options.dirMode });
       this.text = text;
       this.hash = hashOf(text);
       this.invalid = null;

@@ -114,7 +114,7 @@ class Store implements YamlStore {
   }
 
   async writeRaw(relativePath: string, content: string | Buffer, mode = 0o644, dirMode?: number): Promise<void> {
-    await writeAtomic(this.resolveInside(relativePath), content, mode, dirMode);
+    await writeAtomic(this.resolveInside(relativePath), content, { mode, dirMode });
   }
 
   async readRaw(relativePath: string): Promise<Buffer | undefined> {

@@ -72,6 +72,8 @@ export interface Collection<T> {
    * from disk) and returns the new data, or `undefined` to leave the object unchanged.
    */
   update(id: string, mutate: (current: StoredObject<T> | undefined) => T | undefined, options?: WriteOptions): Promise<StoredObject<T> | undefined>;
+  /** update() for several distinct ids under one lock, written concurrently (bulk sync writes). */
+  updateMany(items: { id: string; mutate: (current: StoredObject<T> | undefined) => T | undefined }[]): Promise<(StoredObject<T> | undefined)[]>;
   /** Deletes the object; false when it did not exist. */
   delete(id: string, options?: WriteOptions): Promise<boolean>;
   /** Invalid files of this collection (hand edits). */

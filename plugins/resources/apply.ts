@@ -60,14 +60,16 @@ export async function applyRouters(repository: ResourceRepository, routers: Upst
     if (!desired.has(record.id) && repository.drifted(record.id)) desired.set(record.id, record);
   }
 
+  const writes: { record: ResourceRecord; isNew: boolean }[] = [];
   for (const record of [...desired.values()].sort((a, b) => (a.id < b.id ? -1 : 1))) {
     const old = previous.get(record.id);
     if (old && sameDiscovered(discoveredOf(old), discoveredOf(record)) && !repository.drifted(record.id)) continue;
-    if (await repository.writeDiscovered(record, old === undefined)) outcome.written += 1;
+    writes.push({ record, isNew: old === undefined });
     if (!old) outcome.created.push(record.id);
     else if (old.status === 'active' && record.status === 'disabled') outcome.disabled.push(record.id);
     else if (old.status === 'disabled' && record.status === 'active') outcome.reactivated.push(record.id);
     else if (!sameDiscovered(discoveredOf(old), discoveredOf(record))) outcome.updated.push(record.id);
   }
+  outcome.written = (await repository.writeDiscovered(writes)).filter(Boolean).length;
   return outcome;
 }

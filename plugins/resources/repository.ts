@@ -79,28 +79,33 @@ export class ResourceRepository {
   }
 
   /**
-   * Stores a sync's view of one resource: the discovered part is trusted at once; the file is
-   * written only when its discovered fields differ (a steady upstream writes nothing). A resource
-   * deleted meanwhile is not brought back unless `isNew`. Returns whether a file was written.
+   * Stores a sync's view of resources: the discovered part is trusted at once; a file is written
+   * only when its discovered fields differ (a steady upstream writes nothing). A resource deleted
+   * meanwhile is not brought back unless `isNew`. All files go in one batch (one lock, concurrent
+   * writes). Returns, per entry, whether its file was written.
    */
-  async writeDiscovered(record: ResourceRecord, isNew: boolean): Promise<boolean> {
-    const part = discoveredOf(record);
-    if (!isNew && !this.collection.has(record.id)) return false;
-    this.discovered.set(record.id, part);
+  async writeDiscovered(entries: { record: ResourceRecord; isNew: boolean }[]): Promise<boolean[]> {
+    const todo = entries.filter(({ record, isNew }) => isNew || this.collection.has(record.id));
+    if (todo.length === 0) return entries.map(() => false);
+    for (const { record } of todo) this.discovered.set(record.id, discoveredOf(record));
     this.changed();
-    let written = false;
-    await this.collection.update(record.id, (fresh) => {
-      if (!fresh) {
-        if (!isNew) return undefined;
-        written = true;
-        return toFile(record);
-      }
-      if (sameDiscovered(discoveredFromFile(record.id, fresh.data), part)) return undefined;
-      written = true;
-      return toFile(compose(record.id, part, overridesFromFile(fresh.data)));
-    });
-    if (!this.collection.has(record.id)) this.discovered.delete(record.id);
-    return written;
+    const written = new Set<string>();
+    await this.collection.updateMany(todo.map(({ record, isNew }) => ({
+      id: record.id,
+      mutate: (fresh: StoredObject<ResourceFileData> | undefined) => {
+        if (!fresh) {
+          if (!isNew) return undefined;
+          written.add(record.id);
+          return toFile(record);
+        }
+        const part = discoveredOf(record);
+        if (sameDiscovered(discoveredFromFile(record.id, fresh.data), part)) return undefined;
+        written.add(record.id);
+        return toFile(compose(record.id, part, overridesFromFile(fresh.data)));
+      },
+    })));
+    for (const { record } of todo) if (!this.collection.has(record.id)) this.discovered.delete(record.id);
+    return entries.map(({ record }) => written.has(record.id));
   }
 
   private recordOf(stored: StoredObject<ResourceFileData>): ResourceRecord {
