@@ -1,7 +1,7 @@
 /**
  * Benchmark of the Traefik provider endpoint (issue: config provider). Prints figures; not a test.
  *
- *   npm run bench:provider -- [--resources 1000] [--duration 10] [--connections 4] [--edits 50]
+ *   npm run bench:provider -- [--resources 1000] [--duration 5] [--rounds 3] [--connections 4] [--edits 50]
  *
  * Builds a stack of N Pangolin routers (a local fake Pangolin on 127.0.0.1) with N middlewares, one
  * assigned to each resource, then measures in one run:
@@ -33,9 +33,10 @@ function arg(name: string, fallback: number): number {
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
 }
 const N = arg('resources', 1000);
-const DURATION = arg('duration', 10);
+const DURATION = arg('duration', 5);
 const CONNECTIONS = arg('connections', 4);
 const EDITS = arg('edits', 50);
+const ROUNDS = arg('rounds', 3);
 
 /** A Pangolin HTTP-provider body with N HTTP resources (router + redirect + service each). */
 function pangolinBody(n: number): string {
@@ -128,12 +129,21 @@ async function main(): Promise<void> {
     await bare.listen({ host: '127.0.0.1', port: 0 });
     const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}/config`;
 
-    const results: Record<string, LoadResult> = {};
-    for (const gzip of [false, true]) {
-      const tag = gzip ? 'gzip' : 'plain';
-      results[`bare ${tag}`] = await load(bareUrl, gzip);
-      results[`provider ${tag}`] = await load(appUrl, gzip);
+    // interleaved rounds, median per target: a drift of the machine (other load, CPU clock) then
+    // hits both sides alike instead of whichever ran second
+    const rounds: Record<string, LoadResult[]> = {};
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const gzip of [false, true]) {
+        const tag = gzip ? 'gzip' : 'plain';
+        for (const [target, url] of round % 2 === 0 ? [['bare', bareUrl], ['provider', appUrl]] : [['provider', appUrl], ['bare', bareUrl]]) {
+          (rounds[`${target} ${tag}`] ??= []).push(await load(url, gzip));
+        }
+      }
     }
+    const results: Record<string, LoadResult> = Object.fromEntries(Object.entries(rounds).map(([key, list]) => {
+      const sorted = [...list].sort((a, b) => a.rps - b.rps);
+      return [key, sorted[Math.floor(sorted.length / 2)]];
+    }));
     await bare.close();
 
     // edit → served: rewrite one middleware file, poll the endpoint until the ETag changes
@@ -159,7 +169,7 @@ async function main(): Promise<void> {
 
     const fmt = (r: LoadResult) => `${String(r.rps).padStart(7)} req/s  p99 ${String(r.p99).padStart(4)} ms${r.errors || r.non2xx ? `  (errors ${r.errors}, non-2xx ${r.non2xx})` : ''}`;
     const lines = [
-      `Stack Manager provider benchmark — ${N} resources, ${N} middlewares, node ${process.version}, ${CONNECTIONS} connections × ${DURATION} s`,
+      `Stack Manager provider benchmark — ${N} resources, ${N} middlewares, node ${process.version}, ${CONNECTIONS} connections × ${DURATION} s, median of ${ROUNDS} interleaved rounds`,
       `config: ${(plainBody.length / 1024).toFixed(0)} KiB JSON, ${(gzBody.length / 1024).toFixed(0)} KiB gzip; startup (discovery + first generation): ${bootMs.toFixed(0)} ms`,
       `bare Fastify, plain : ${fmt(results['bare plain'])}`,
       `provider,     plain : ${fmt(results['provider plain'])}   ratio ${(results['provider plain'].rps / results['bare plain'].rps).toFixed(2)}`,
