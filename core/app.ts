@@ -23,6 +23,8 @@ export interface BuildOptions {
   now?: () => Date;
   /** Restart counter reported by GET /api/system/plugins (X-App-Generation). */
   generation?: number;
+  /** Serve through an outer server (hot reload, core/app-host.ts). */
+  serverFactory?: FastifyServerOptions['serverFactory'];
 }
 
 const REDACT = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie', '*.password', '*.token', '*.p12_password'];
@@ -44,6 +46,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
         req: (req) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip, requestId: req.id }),
       },
     },
+    ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
     genReqId: (req) => requestIdFor(req.headers['x-request-id']),
     requestIdHeader: false,
     bodyLimit: config.server.body_limit,

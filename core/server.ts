@@ -1,15 +1,17 @@
-/** Listens on HOST:PORT and shuts down gracefully on SIGTERM/SIGINT; nothing else. */
+/** Listens on HOST:PORT, reloads on PLUGINS_DIR changes and shuts down gracefully on SIGTERM/SIGINT. */
 import closeWithGrace from 'close-with-grace';
-import type { FastifyInstance } from 'fastify';
+import pino from 'pino';
 import { ConfigError, loadConfig } from './config/load.ts';
 import { buildApp } from './app.ts';
+import { AppHost } from './app-host.ts';
+import { watchPluginsDir } from './plugin-loader/index.ts';
 import type { BuiltinGroup } from './types.ts';
 
 /** Grace period for in-flight requests at shutdown. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
 /** Loads the config, builds the app with the given groups and serves it until a signal arrives. */
-export async function runServer(groups: BuiltinGroup[]): Promise<FastifyInstance | undefined> {
+export async function runServer(groups: BuiltinGroup[]): Promise<AppHost> {
   let config;
   try {
     config = loadConfig();
@@ -20,12 +22,20 @@ export async function runServer(groups: BuiltinGroup[]): Promise<FastifyInstance
     }
     throw err;
   }
-  const app = await buildApp({ config, groups });
+  const logger = pino({ level: config.log.level });
+  const host = new AppHost((generation, serverFactory) => buildApp({ config, groups, generation, serverFactory }), logger);
+  await host.start();
+  const watcher = await watchPluginsDir({ dir: config.plugins.dir, logger, onChange: () => void host.reload() });
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
-    if (err) app.log.error({ err }, 'shutting down after an error');
-    else app.log.info({ signal }, 'shutting down: finishing in-flight requests');
-    await app.close();
+    if (err) logger.error({ err }, 'shutting down after an error');
+    else logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    await watcher.close();
+    await host.close();
   });
-  await app.listen({ port: config.server.port, host: config.server.host });
-  return app;
+  await new Promise<void>((resolve, reject) => {
+    host.server.once('error', reject);
+    host.server.listen(config.server.port, config.server.host, () => resolve());
+  });
+  logger.info({ host: config.server.host, port: config.server.port }, 'Stack Manager listening');
+  return host;
 }

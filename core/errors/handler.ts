@@ -70,7 +70,8 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const mapped = toAppError(error, bodyLimit);
     if (mapped) {
-      if (mapped.statusCode >= 500) request.log.error({ err: error }, mapped.message);
+      // 502/503 are expected states (upstream down, not configured): worth a warning, not a stack trace
+      if (mapped.statusCode >= 500) request.log.warn({ id: mapped.id }, mapped.message);
       return sendError(reply, mapped);
     }
     request.log.error({ err: error }, 'unhandled error');

@@ -36,6 +36,11 @@ export class FileCollection<T> implements Collection<T> {
   private readonly listeners = new Set<(event: ChangeEvent<T>) => void>();
   private readonly idPattern: RegExp;
   private sorted: StoredObject<T>[] | null = null;
+  /**
+   * Files this process is writing (path → hash of the new bytes; '' for a removal). The watcher
+   * may report a rename before the writer has updated memory: such events are our own, not edits.
+   */
+  private readonly ownWrites = new Map<string, string>();
 
   constructor(private readonly ctx: StoreContext, private readonly options: CollectionOptions<T>) {
     this.name = options.name;
@@ -110,6 +115,8 @@ export class FileCollection<T> implements Collection<T> {
   async ingest(file: string, source: ChangeSource, attempt: Attempt): Promise<'done' | 'retry'> {
     const id = path.basename(file).replace(/\.ya?ml$/, '');
     const result = await this.readObject(id, file);
+    const own = this.ownWrites.get(file);
+    if (own !== undefined && (result.kind === 'missing' ? own === '' : result.kind === 'ok' && result.object.etag === own)) return 'done';
     const current = this.objects.get(id);
     if (result.kind === 'missing') {
       this.invalid.delete(file);
@@ -156,9 +163,14 @@ export class FileCollection<T> implements Collection<T> {
       const fresh = await this.fresh(id);
       if (!fresh) return false;
       if (!ifMatchAccepts(options.ifMatch, fresh.etag)) throw errors.preconditionFailed();
-      await removeDurably(fresh.file);
-      this.invalid.delete(fresh.file);
-      if (this.objects.has(id)) this.remove(id, 'api');
+      this.ownWrites.set(fresh.file, '');
+      try {
+        await removeDurably(fresh.file);
+        this.invalid.delete(fresh.file);
+        if (this.objects.has(id)) this.remove(id, 'api');
+      } finally {
+        this.ownWrites.delete(fresh.file);
+      }
       return true;
     });
   }
@@ -211,10 +223,15 @@ export class FileCollection<T> implements Collection<T> {
     const content = { ...(data as object), created_at: fresh?.created_at ?? now, updated_at: now };
     const file = fresh?.file ?? path.join(this.dir, `${id}.yaml`);
     const text = renderYaml(content, fresh?.text);
-    await writeAtomic(file, text, { mode: this.options.fileMode, syncDir });
     const object: Held<T> = { id, data, etag: hashOf(text), created_at: content.created_at, updated_at: now, file, text };
-    this.invalid.delete(file);
-    this.set(object, 'api', this.objects.get(id));
+    this.ownWrites.set(file, object.etag);
+    try {
+      await writeAtomic(file, text, { mode: this.options.fileMode, syncDir });
+      this.invalid.delete(file);
+      this.set(object, 'api', this.objects.get(id));
+    } finally {
+      this.ownWrites.delete(file);
+    }
     return { object, wrote: true };
   }
 

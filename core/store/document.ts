@@ -16,6 +16,8 @@ export class FileDocument<T> implements StoreDocument<T> {
   private text: string | undefined;
   private hash = '';
   private invalid: (InvalidFile & { hash: string }) | null = null;
+  /** Hash of the bytes update() is writing right now (see FileCollection.ownWrites). */
+  private writing: string | null = null;
   private readonly listeners = new Set<(value: T, source: ChangeSource) => void>();
 
   constructor(private readonly ctx: StoreContext, private readonly options: DocumentOptions<T>) {
@@ -54,6 +56,8 @@ export class FileDocument<T> implements StoreDocument<T> {
   /** Takes the file's current state; 'retry' as FileCollection.ingest explains. */
   async ingest(source: ChangeSource, attempt: Attempt): Promise<'done' | 'retry'> {
     const result = await this.read();
+    // our own write, reported by the watcher before update() has taken it into memory
+    if (this.writing !== null && result.kind === 'ok' && result.hash === this.writing) return 'done';
     if (result.kind === 'missing') {
       this.invalid = null;
       if (this.text !== undefined) {
@@ -92,11 +96,16 @@ export class FileDocument<T> implements StoreDocument<T> {
       const check = checkerFor(this.options.schema);
       if (!check.Check(next)) throw new Error(`store: refusing to write invalid ${this.options.path}: ${check.Errors(next).First()?.message}`);
       const text = renderYaml(next, fresh.kind === 'ok' ? fresh.text : undefined);
-      await writeAtomic(this.path, text, { mode: this.options.fileMode, dirMode: this.options.dirMode });
-      this.text = text;
-      this.hash = hashOf(text);
-      this.invalid = null;
-      this.apply(next, 'api');
+      this.writing = hashOf(text);
+      try {
+        await writeAtomic(this.path, text, { mode: this.options.fileMode, dirMode: this.options.dirMode });
+        this.text = text;
+        this.hash = this.writing;
+        this.invalid = null;
+        this.apply(next, 'api');
+      } finally {
+        this.writing = null;
+      }
       return next;
     });
   }

@@ -1,0 +1,122 @@
+/**
+ * Hot reload (API.md §6): one listening socket, app instances behind it. A reload builds a new
+ * instance; once it is ready it takes every new request, the old one finishes its in-flight
+ * requests (up to 10 s) and closes. If the new instance cannot be built, the old one stays.
+ */
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+type ServerFactory = NonNullable<FastifyServerOptions['serverFactory']>;
+
+/** Builds one app instance for a generation, wiring it to the shared server through serverFactory. */
+export type InstanceBuilder = (generation: number, serverFactory: ServerFactory) => Promise<FastifyInstance>;
+
+interface Instance {
+  app: FastifyInstance;
+  handler: Handler;
+  inFlight: number;
+  drained: (() => void) | null;
+}
+
+/** How long an outgoing instance may keep serving its in-flight requests. */
+export const DRAIN_MS = 10_000;
+
+export class AppHost {
+  readonly server: http.Server;
+  private current: Instance | null = null;
+  private generationCounter = 0;
+  private reloading: Promise<boolean> | null = null;
+
+  constructor(private readonly build: InstanceBuilder, private readonly logger: FastifyBaseLogger) {
+    this.server = http.createServer((req, res) => this.dispatch(req, res));
+  }
+
+  get generation(): number {
+    return this.generationCounter;
+  }
+
+  get app(): FastifyInstance | null {
+    return this.current?.app ?? null;
+  }
+
+  /** Builds the first instance (errors propagate: a server that cannot start must not listen). */
+  async start(): Promise<FastifyInstance> {
+    this.current = await this.buildInstance(1);
+    return this.current.app;
+  }
+
+  /** Builds a new instance and swaps it in; false (old instance kept) when the build fails. */
+  reload(): Promise<boolean> {
+    // reloads never overlap: a change during a reload is picked up by the next one
+    this.reloading ??= this.swap().finally(() => { this.reloading = null; });
+    return this.reloading;
+  }
+
+  /** Closes the current instance and the socket. */
+  async close(): Promise<void> {
+    await this.reloading;
+    const instance = this.current;
+    this.current = null;
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    if (instance) await instance.app.close();
+  }
+
+  private async swap(): Promise<boolean> {
+    const next = this.generationCounter + 1;
+    let fresh: Instance;
+    try {
+      fresh = await this.buildInstance(next);
+    } catch (err) {
+      this.logger.error({ err, generation: next }, 'reload failed: the running instance keeps serving');
+      return false;
+    }
+    const old = this.current;
+    this.current = fresh;
+    this.logger.info({ generation: next }, 'reloaded: the new instance serves new requests');
+    if (old) await this.retire(old);
+    return true;
+  }
+
+  private async buildInstance(generation: number): Promise<Instance> {
+    let handler: Handler | null = null;
+    const app = await this.build(generation, ((fastifyHandler: Handler) => {
+      handler = fastifyHandler;
+      return this.server;
+    }) as ServerFactory);
+    try {
+      await app.ready();
+    } catch (err) {
+      await app.close().catch(() => undefined);
+      throw err;
+    }
+    if (!handler) throw new Error('the app did not use the server factory');
+    this.generationCounter = generation;
+    return { app, handler, inFlight: 0, drained: null };
+  }
+
+  private dispatch(req: IncomingMessage, res: ServerResponse): void {
+    const instance = this.current;
+    if (!instance) {
+      res.writeHead(503, { 'content-type': 'application/json; charset=utf-8' }).end('{"id":"unhealthy","message":"the server is shutting down"}');
+      return;
+    }
+    instance.inFlight++;
+    res.once('close', () => {
+      instance.inFlight--;
+      if (instance.inFlight === 0) instance.drained?.();
+    });
+    instance.handler(req, res);
+  }
+
+  /** Lets the old instance finish what it started (≤ DRAIN_MS), then closes it. */
+  private async retire(old: Instance): Promise<void> {
+    if (old.inFlight > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, DRAIN_MS);
+        old.drained = () => { clearTimeout(timer); resolve(); };
+      });
+    }
+    await old.app.close().catch((err) => this.logger.error({ err }, 'closing the previous instance failed'));
+  }
+}

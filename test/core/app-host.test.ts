@@ -1,0 +1,80 @@
+import test from 'ava';
+import { cp, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { AppHost } from '../../core/app-host.ts';
+import { buildApp } from '../../core/app.ts';
+import type { BuiltinGroup } from '../../core/types.ts';
+import { builtinGroups } from '../../plugins/index.ts';
+import { tempDir, testConfig } from '../helpers/build.ts';
+import { waitFor } from '../helpers/store.ts';
+
+const EXAMPLE = path.join(import.meta.dirname, '..', '..', 'examples', 'hello-plugin');
+
+/** A test-only group with a route that answers when the test says so. */
+function slowGroup(gate: Promise<void>, started: () => void): BuiltinGroup {
+  return {
+    name: 'slow',
+    plugin: async (app: FastifyInstance) => {
+      app.get('/api/test/slow', { config: { auth: 'public' } }, async () => {
+        started();
+        await gate;
+        return { done: true };
+      });
+    },
+  };
+}
+
+test('a reload swaps in a new instance on the same socket: new plugins load, in-flight requests finish on the old one', async (t) => {
+  const dir = await tempDir(t);
+  const pluginsDir = path.join(dir, 'plugins');
+  await mkdir(pluginsDir);
+  const config = testConfig(path.join(dir, 'data'), { auth: { mode: 'off' }, templates: { seed: false }, plugins: { dir: pluginsDir, enabled: ['*'], config: {} } });
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => { release = resolve; });
+  let started!: () => void;
+  const reachedOld = new Promise<void>((resolve) => { started = resolve; });
+  const silent = (await import('pino')).default({ level: 'silent' });
+  const host = new AppHost((generation, serverFactory) => buildApp({ config, groups: [...builtinGroups, slowGroup(gate, started)], generation, serverFactory, logger: false }), silent);
+  t.teardown(() => host.close());
+  const first = await host.start();
+  await new Promise<void>((resolve) => host.server.listen(0, '127.0.0.1', () => resolve()));
+  const base = `http://127.0.0.1:${(host.server.address() as AddressInfo).port}`;
+
+  t.is((await fetch(`${base}/api/ext/hello/greeting`)).status, 404);
+  const inFlight = fetch(`${base}/api/test/slow`);
+  await reachedOld; // the request is being handled by the first instance
+  await cp(EXAMPLE, path.join(pluginsDir, 'hello-plugin'), { recursive: true });
+  const reloading = host.reload();
+  // the new instance answers new requests while the old one still holds the slow one
+  await waitFor(() => host.generation === 2, 10_000);
+  const greeting = await fetch(`${base}/api/ext/hello/greeting`);
+  t.is(greeting.status, 200);
+  const plugins = await fetch(`${base}/api/system/plugins`);
+  t.is(plugins.headers.get('x-app-generation'), '2');
+  release();
+  const slow = await inFlight;
+  t.is(slow.status, 200);
+  t.deepEqual(await slow.json(), { done: true });
+  t.true(await reloading);
+  t.not(host.app, first);
+});
+
+test('a reload whose build fails keeps the running instance', async (t) => {
+  const dir = await tempDir(t);
+  const config = testConfig(path.join(dir, 'data'), { auth: { mode: 'off' }, templates: { seed: false } });
+  const silent = (await import('pino')).default({ level: 'silent' });
+  const host = new AppHost(async (generation, serverFactory) => {
+    if (generation > 1) throw new Error('broken build');
+    return buildApp({ config, groups: builtinGroups, generation, serverFactory, logger: false });
+  }, silent);
+  t.teardown(() => host.close());
+  const app = await host.start();
+  await new Promise<void>((resolve) => host.server.listen(0, '127.0.0.1', () => resolve()));
+  const base = `http://127.0.0.1:${(host.server.address() as AddressInfo).port}`;
+  t.false(await host.reload());
+  t.is(host.app, app);
+  t.is(host.generation, 1);
+  t.is((await fetch(`${base}/api/health`)).status, 200);
+});
