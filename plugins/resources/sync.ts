@@ -6,10 +6,8 @@
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { YamlStore } from '../../core/store/types.ts';
-import {
-  discoveredServicesFrom, ownObjectMatcher, routersFromPangolin, routersFromTraefik, servicesFromPangolin, servicesFromTraefik, splitKey,
-  type UpstreamRouter,
-} from '../datasource/discovery.ts';
+import { discoveredServicesFrom, servicesFromPangolin, servicesFromTraefik } from '../datasource/discovered-services.ts';
+import { ownObjectMatcher, routersFromPangolin, routersFromTraefik, splitKey, type UpstreamRouter } from '../datasource/discovery.ts';
 import { parseLossless, stringifyCanonical } from '../datasource/lossless-json.ts';
 import type { DiscoveredService, UpstreamState } from '../datasource/state.ts';
 import { fetchPangolinConfig, fetchTraefikRouters, fetchTraefikServices } from '../datasource/upstream-client.ts';

@@ -1,16 +1,14 @@
 import anyTest, { type TestFn } from 'ava';
 import { readFileSync } from 'node:fs';
+import { discoveredServicesFrom, servicesFromPangolin, servicesFromTraefik } from '../../plugins/datasource/discovered-services.ts';
 import {
   defaultResourceConfig,
-  discoveredServicesFrom,
   exactPriority,
   hostsOf,
   ownObjectMatcher,
   reconcile,
   routersFromPangolin,
   routersFromTraefik,
-  servicesFromPangolin,
-  servicesFromTraefik,
   slugify,
   type ReconcileOptions,
   type ResourceRecord,
