@@ -2,9 +2,9 @@
  * Discovered services (API.md §4.3): upstream services of either source, normalised, then given
  * stable ids. Pure functions: no I/O, the caller stores the result in the upstream state.
  */
+import type { JsonObject } from '../proxy-config/model.ts';
 import { allocateId, isObject, slugify, splitKey } from './discovery.ts';
-
-type JsonObject = Record<string, unknown>;
+import type { DiscoveredService } from './state.ts';
 
 export type ServiceProtocol = 'http' | 'tcp' | 'udp';
 
@@ -19,18 +19,6 @@ export interface UpstreamService {
   type: string;
   /** body under the type key */
   config: JsonObject;
-}
-
-/** A read-only mirror of an upstream service (API.md §4.3 `source: discovered`). */
-export interface DiscoveredService {
-  id: string;
-  name: string;
-  protocol: ServiceProtocol;
-  type: string;
-  config: JsonObject;
-  provider: string;
-  upstream_name: string;
-  status: 'active';
 }
 
 const PROTOCOLS: ServiceProtocol[] = ['http', 'tcp', 'udp'];

@@ -4,6 +4,7 @@
  */
 import picomatch from 'picomatch';
 import { stringifyCanonical } from './lossless-json.ts';
+import { defaultResourceConfig, type JsonObject, type ResourceConfig, type ResourceTls } from '../proxy-config/model.ts';
 
 /** Kind of the data source that discovered a resource. */
 export type SourceKind = 'pangolin' | 'traefik';
@@ -14,18 +15,6 @@ export type SourceKind = 'pangolin' | 'traefik';
  * Nothing is clamped; null when the upstream has none.
  */
 export type Priority = number | bigint | null;
-
-export interface TlsDomain {
-  main: string;
-  sans: string[];
-}
-
-/** Upstream TLS of a router, as the resource stores it. */
-export interface ResourceTls {
-  cert_resolver: string | null;
-  domains: TlsDomain[] | null;
-  options: string | null;
-}
 
 /** One upstream HTTP router, normalised from either source. */
 export interface UpstreamRouter {
@@ -42,23 +31,6 @@ export interface UpstreamRouter {
   /** as written upstream (unqualified in Pangolin and usually in Traefik) */
   service: string;
   middlewares: string[];
-}
-
-export interface ResourceConfig {
-  http: { entrypoints: string[] };
-  tls: { cert_resolver: string | null; domains: TlsDomain[] | null; options: string | null };
-  tcp: { enabled: boolean; entrypoints: string[]; sni_rule: string | null; service_id: string | null };
-  headers: { request: Record<string, string>; response: Record<string, string> };
-  priority: { priority: number | null };
-  mtls: { enabled: boolean };
-  mtlswhitelist: {
-    rules: unknown[] | null;
-    request_headers: Record<string, string> | null;
-    reject_message: string | null;
-    reject_code: number | null;
-    refresh_interval: string | number | null;
-    external_data: Record<string, unknown> | null;
-  };
 }
 
 /** A resource as stored (API.md §4.4 Resource object without computed and timestamp fields). */
@@ -83,7 +55,6 @@ export interface ResourceRecord {
   config: ResourceConfig;
 }
 
-type JsonObject = Record<string, unknown>;
 const INTEGER = /^-?[0-9]+$/;
 
 export const isObject = (value: unknown): value is JsonObject =>
@@ -216,19 +187,6 @@ export function ownObjectMatcher(ids: Iterable<string>, provider = 'http'): (key
   return (key) => {
     const split = splitKey(key);
     return split.provider === provider && (split.name.includes('_') || own.has(split.name));
-  };
-}
-
-/** API.md §4.4 defaults of a new resource's `config`; a fresh object on every call. */
-export function defaultResourceConfig(): ResourceConfig {
-  return {
-    http: { entrypoints: [] },
-    tls: { cert_resolver: null, domains: null, options: null },
-    tcp: { enabled: false, entrypoints: ['tcp'], sni_rule: null, service_id: null },
-    headers: { request: {}, response: {} },
-    priority: { priority: null },
-    mtls: { enabled: false },
-    mtlswhitelist: { rules: null, request_headers: null, reject_message: null, reject_code: null, refresh_interval: null, external_data: null },
   };
 }
 

@@ -2,6 +2,7 @@
  * Input shapes of the Traefik configuration generator (API.md §4.2–§4.4, §4.8, §4.9).
  * Field names follow API.md exactly (snake_case) so store objects can be passed in as they are.
  */
+import type { DiscoveredService as UpstreamDiscoveredService } from '../datasource/state.ts';
 
 /** A JSON object as parsed losslessly (unsafe integers are BigInt). */
 export type JsonObject = Record<string, unknown>;
@@ -26,17 +27,13 @@ export interface Service {
   source?: 'manual' | 'template';
 }
 
-/** A discovered (read-only, never emitted) service mirrored from the upstream (§4.3). */
-export interface DiscoveredService {
-  id: string;
-  protocol: 'http' | 'tcp' | 'udp';
-  type: string | null;
-  /** full key `name@provider` */
-  upstream_name: string;
-  provider: string | null;
-  /** body under the type key when known; lets TCP servers be derived in Traefik mode (G9) */
-  config?: JsonObject | null;
-}
+/**
+ * A discovered (read-only, never emitted) service mirrored from the upstream (§4.3): the fields the
+ * generator reads. `config`, the body under the type key, is optional: when known it lets TCP
+ * servers be derived in Traefik mode (G9).
+ */
+export type DiscoveredService = Pick<UpstreamDiscoveredService, 'id' | 'protocol' | 'type' | 'upstream_name' | 'provider'>
+  & Partial<Pick<UpstreamDiscoveredService, 'config'>>;
 
 export interface AssignedMiddleware {
   id: string;

@@ -4,7 +4,8 @@
  */
 import type { ErrorDetail } from '../../core/errors/app-error.ts';
 import { validationError } from '../../core/errors/app-error.ts';
-import type { ResourceConfig, ResourceRecord } from '../datasource/discovery.ts';
+import type { ResourceRecord } from '../datasource/discovery.ts';
+import type { ResourceConfig } from '../proxy-config/model.ts';
 import { HEADER_NAME, type ConfigBody, type ConfigFileData, type ConfigKind } from './config-schemas.ts';
 import { resourceErrors } from './errors.ts';
 import { fullConfig } from './record.ts';

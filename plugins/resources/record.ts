@@ -4,9 +4,8 @@
  * the config generator read. Pure conversions, no I/O.
  */
 import { stringifyCanonical } from '../datasource/lossless-json.ts';
-import {
-  defaultResourceConfig, hostsOf, type Priority, type ResourceConfig, type ResourceRecord, type ResourceTls,
-} from '../datasource/discovery.ts';
+import { hostsOf, type Priority, type ResourceRecord } from '../datasource/discovery.ts';
+import { defaultResourceConfig, type ResourceConfig, type ResourceTls } from '../proxy-config/model.ts';
 import type { ConfigFileData } from './config-schemas.ts';
 import type { ResourceFileData } from './schemas.ts';
 

@@ -2,7 +2,6 @@ import anyTest, { type TestFn } from 'ava';
 import { readFileSync } from 'node:fs';
 import { discoveredServicesFrom, servicesFromPangolin, servicesFromTraefik } from '../../plugins/datasource/discovered-services.ts';
 import {
-  defaultResourceConfig,
   exactPriority,
   hostsOf,
   ownObjectMatcher,
@@ -15,6 +14,7 @@ import {
   type UpstreamRouter,
 } from '../../plugins/datasource/discovery.ts';
 import { fetchPangolinConfig, fetchTraefikRouters, fetchTraefikServices, type UpstreamSource } from '../../plugins/datasource/upstream-client.ts';
+import { defaultResourceConfig } from '../../plugins/proxy-config/model.ts';
 import { startFakeUpstream, type FakeUpstream, type PangolinFile } from '../helpers/fake-upstream.ts';
 import { fixture } from '../helpers/shared.ts';
 
