@@ -54,8 +54,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     // hop count, CIDR list or boolean: all forms Fastify's proxy-addr accepts
     trustProxy: config.server.trust_proxy as never,
     forceCloseConnections: 'idle',
-    // above the plugin loader's own 10 s register limit, so a hanging plugin is reported by the loader
-    pluginTimeout: 15_000,
+    // a boot-time guard only: built-in groups load every data file while they register (10,000
+    // resources take seconds on a slow disk), and third-party plugins have the loader's own 10 s limit
+    pluginTimeout: 120_000,
     // the router rejects over-long parameters and bad percent-encoding before any hook runs
     frameworkErrors: (error, request, reply) => {
       reply.header('api-version', API_VERSION).header('vary', 'Accept').header('x-request-id', request.id);

@@ -251,7 +251,13 @@ export class FileCollection<T> implements Collection<T> {
     let text: string;
     let mtime: Date;
     try {
-      [text, mtime] = await Promise.all([readFile(file, 'utf8'), stat(file).then((s) => s.mtime)]);
+      text = await readFile(file, 'utf8');
+      const hash = hashOf(text);
+      // the bytes we hold already (our own write coming back through the watcher, a touch):
+      // no need to parse and validate them again
+      const held = this.objects.get(id);
+      if (held && held.file === file && held.etag === hash) return { kind: 'ok', object: held };
+      mtime = (await stat(file)).mtime;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' };

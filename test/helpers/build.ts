@@ -31,7 +31,8 @@ export async function tempDir(t: ExecutionContext, prefix = 'sm-test-'): Promise
 export function testConfig(dataDir: string, overrides: Record<string, unknown> = {}): AppConfig {
   return loadConfig({
     env: { CONFIG_FILE: path.join(import.meta.dirname, 'empty.yaml') },
-    overrides: { log: { level: 'silent' }, storage: { data_dir: dataDir }, plugins: { dir: path.join(dataDir, '..', 'no-plugins') }, ...overrides },
+    // templates off unless a test asks: seeding is 19 fsynced writes per app, and tests build many apps
+    overrides: { log: { level: 'silent' }, storage: { data_dir: dataDir }, plugins: { dir: path.join(dataDir, '..', 'no-plugins') }, templates: { seed: false }, ...overrides },
   });
 }
 
