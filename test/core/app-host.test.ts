@@ -8,7 +8,7 @@ import { buildApp } from '../../core/app.ts';
 import type { BuiltinGroup } from '../../core/types.ts';
 import { builtinGroups } from '../../plugins/index.ts';
 import { tempDir, testConfig } from '../helpers/build.ts';
-import { waitFor } from '../helpers/store.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const EXAMPLE = path.join(import.meta.dirname, '..', '..', 'examples', 'hello-plugin');
 

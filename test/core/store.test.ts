@@ -5,7 +5,8 @@ import { readdir, readFile, rm, writeFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { tempDir } from '../helpers/build.ts';
-import { ItemSchema, type Item, memoryLogger, openTestStore, waitFor } from '../helpers/store.ts';
+import { ItemSchema, type Item, memoryLogger, openTestStore } from '../helpers/store.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { openStore } from '../../core/store/index.ts';
 import { AppError } from '../../core/errors/app-error.ts';
 
@@ -105,7 +106,7 @@ test('an invalid hand edit keeps the last good object and is reported with its l
   await items.create('good', { name: 'Good', value: 1 });
   const file = path.join(dir, 'items', 'good.yaml');
   await writeFile(file, '# edited\nname: Good\nvalue: not-a-number\n');
-  const invalid = await waitFor(() => store.invalidFiles()[0]);
+  const invalid = await waitFor(() => store.invalidFiles()[0], 3000);
   t.is(invalid.path, file);
   t.is(invalid.line, 3);
   t.regex(invalid.message, /value/);
@@ -113,11 +114,11 @@ test('an invalid hand edit keeps the last good object and is reported with its l
   t.is(logger.lines.filter((l) => l.level === 'warn').length, 1);
   // bad YAML syntax is reported with its line too (after one retry)
   await writeFile(file, 'name: Good\nvalue: [1, 2\n');
-  await waitFor(() => store.invalidFiles()[0]?.message.startsWith('invalid YAML'));
+  await waitFor(() => store.invalidFiles()[0]?.message.startsWith('invalid YAML'), 3000);
   t.is(store.invalidFiles()[0].line, 3);
   // fixing the file clears the report and applies it
   await writeFile(file, 'name: Good\nvalue: 2\n');
-  await waitFor(() => items.get('good')?.data.value === 2);
+  await waitFor(() => items.get('good')?.data.value === 2, 3000);
   t.deepEqual(store.invalidFiles(), []);
 });
 
@@ -127,12 +128,12 @@ test('deleting a file by hand deletes the object; a new invalid file is ignored'
   const items = await store.collection<Item>({ name: 'items', schema: ItemSchema });
   await items.create('doomed', { name: 'Doomed', value: 1 });
   await unlink(path.join(dir, 'items', 'doomed.yaml'));
-  await waitFor(() => !items.has('doomed'));
+  await waitFor(() => !items.has('doomed'), 3000);
   await writeFile(path.join(dir, 'items', 'broken.yaml'), 'name: [\n');
-  await waitFor(() => store.invalidFiles().length === 1);
+  await waitFor(() => store.invalidFiles().length === 1, 3000);
   t.false(items.has('broken'));
   await writeFile(path.join(dir, 'items', 'Bad Name.yaml'), 'name: x\nvalue: 1\n');
-  await waitFor(() => store.invalidFiles().length === 2);
+  await waitFor(() => store.invalidFiles().length === 2, 3000);
   t.regex(store.invalidFiles().find((f) => f.path.endsWith('Bad Name.yaml'))!.message, /not a valid id/);
 });
 
@@ -142,7 +143,7 @@ test('API writes keep comments and key order, and are not re-read as hand edits'
   const items = await store.collection<Item>({ name: 'items', schema: ItemSchema });
   const file = path.join(dir, 'items', 'doc.yaml');
   await writeFile(file, '# owner: ops team\nvalue: 1 # the answer\nname: Documented\ntags: [a, b]\n');
-  await waitFor(() => items.get('doc'));
+  await waitFor(() => items.get('doc'), 3000);
   const sources: string[] = [];
   items.onChange((e) => sources.push(e.source));
   await items.update('doc', (c) => ({ ...c!.data, value: 2 }));
@@ -191,6 +192,6 @@ test('documents: updates are atomic, secrets get mode 0600, hand edits are valid
   t.is(doc.get().n, 20);
   t.is((await stat(path.join(dir, 'sub', 'secret.yaml'))).mode & 0o777, 0o600);
   await writeFile(path.join(dir, 'sub', 'secret.yaml'), 'n: lots\n');
-  await waitFor(() => store.invalidFiles().length === 1);
+  await waitFor(() => store.invalidFiles().length === 1, 3000);
   t.is(doc.get().n, 20);
 });

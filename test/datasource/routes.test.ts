@@ -6,7 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import type { ActiveDataSource } from '../../plugins/datasource/index.ts';
 import { build, tempDir, type BuildTestOptions } from '../helpers/build.ts';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
-import { waitFor } from '../helpers/store.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const test = anyTest as TestFn<{ fake: FakeUpstream }>;
 type Context = ExecutionContext<{ fake: FakeUpstream }>;
@@ -396,18 +396,18 @@ test('onChange follows the active source only, including hand edits; an invalid 
   const file = fileOf(app);
   const text = await readFile(file, 'utf8');
   await writeFile(file, text.replace('poll_interval_s: 30', 'poll_interval_s: 90'));
-  await waitFor(() => changes.length === 2);
+  await waitFor(() => changes.length === 2, 3000);
   t.is(changes[1]?.source.poll_interval_s, 90);
   t.is(app.datasources.get('pangolin')?.poll_interval_s, 90);
 
   await writeFile(file, text.replace('poll_interval_s: 30', 'poll_interval_s: 0'));
-  await waitFor(() => app.store.invalidFiles().some((f) => f.path === file));
+  await waitFor(() => app.store.invalidFiles().some((f) => f.path === file), 3000);
   t.is(app.datasources.active()?.source.poll_interval_s, 90);
   t.is(changes.length, 2);
 
   // a hand edit of `active` switches the source for the poller too
   await writeFile(file, text.replace(/^active: pangolin$/m, 'active: traefik'));
-  await waitFor(() => changes.length === 3);
+  await waitFor(() => changes.length === 3, 3000);
   t.is(changes[2]?.name, 'traefik');
   t.is(changes[2]?.source.timeout_ms, 1234);
   t.deepEqual(app.store.invalidFiles(), []);
@@ -418,14 +418,14 @@ test('a hand edit may leave out defaults and timestamps; an unknown active sourc
   const changes: Array<ActiveDataSource | null> = [];
   app.datasources.onChange((active) => changes.push(active));
   await writeFile(fileOf(app), 'active: mine\nsources:\n  mine:\n    type: traefik\n    url: http://mine:8080/\n');
-  await waitFor(() => changes.length === 1);
+  await waitFor(() => changes.length === 1, 3000);
   t.deepEqual(changes[0], { name: 'mine', source: { type: 'traefik', url: 'http://mine:8080', skip_tls_verify: false, basic_auth: null, timeout_ms: 5000, poll_interval_s: 5 } });
   const view = (await app.inject({ method: 'GET', url: '/api/datasource/mine' })).json();
   t.like(view, { active: true, url: 'http://mine:8080' });
   t.is(view.created_at, view.updated_at);
 
   await writeFile(fileOf(app), 'active: gone\nsources:\n  mine:\n    type: traefik\n    url: http://mine:8080\n');
-  await waitFor(() => changes.length === 2);
+  await waitFor(() => changes.length === 2, 3000);
   t.is(changes[1], null);
   const active = await app.inject({ method: 'GET', url: '/api/datasource/active' });
   assertError(t, active, 404, 'not_found');

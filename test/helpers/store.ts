@@ -24,14 +24,3 @@ export async function openTestStore(t: ExecutionContext, dataDir: string, option
   t.teardown(() => store.close());
   return store;
 }
-
-/** Polls `probe` until it returns a truthy value or the deadline passes (no fixed sleeps). */
-export async function waitFor<T>(probe: () => T | Promise<T>, timeoutMs = 3000, intervalMs = 10): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}

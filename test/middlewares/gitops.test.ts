@@ -2,7 +2,8 @@ import { mkdir, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'ava';
 import { tempDir } from '../helpers/build.ts';
-import { buildApp, call, waitFor } from './support.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { buildApp, call } from './support.ts';
 
 async function writeMiddleware(dataDir: string, file: string, text: string): Promise<string> {
   const dir = path.join(dataDir, 'middlewares');
@@ -30,7 +31,7 @@ test('a middleware file written by hand appears via GET within 1 s, and its remo
   const seen = await waitFor(async () => {
     const response = await call(app, { method: 'GET', url: '/api/middlewares/authelia' });
     return response.status === 200 ? response.body : null;
-  });
+  }, 1000);
   t.like(seen, { id: 'authelia', name: 'Authelia', type: 'forwardAuth', description: 'SSO', created_at: '2025-01-08T13:27:03.200Z' });
   t.deepEqual(seen.config.authResponseHeaders, ['Remote-User', 'Remote-Groups']);
 

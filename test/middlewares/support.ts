@@ -48,17 +48,6 @@ export function assertClientError(t: ExecutionContext, response: { status: numbe
   if (id !== undefined) t.is(response.body.id, id);
 }
 
-/** Polls `probe` until it returns a truthy value or the deadline passes (no fixed sleeps). */
-export async function waitFor<T>(probe: () => T | Promise<T>, timeoutMs = 1000, intervalMs = 10): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}
-
 /** A reference source for tests: paths per id, and whether removeReferences was called. */
 export function fakeReferences(initial: Record<string, string[]>, removable = true) {
   const refs = new Map(Object.entries(initial));

@@ -9,7 +9,8 @@ import type { FastifyInstance } from 'fastify';
 import { SHARED } from '../helpers/shared.ts';
 import { build, tempDir } from '../helpers/build.ts';
 import { startFakeUpstream } from '../helpers/fake-upstream.ts';
-import { harness, writeSources, waitFor, NEXTCLOUD, JELLYFIN } from '../resources/support.ts';
+import { harness, writeSources, NEXTCLOUD, JELLYFIN } from '../resources/support.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { parseLossless } from '../../plugins/datasource/lossless-json.ts';
 
 const schema = JSON.parse(readFileSync(path.join(SHARED, 'schemas', 'traefik-v3-file-provider.json'), 'utf8'));
@@ -95,7 +96,7 @@ test('If-None-Match answers 304; gzip, YAML and HEAD are served from the same ge
   const etag = String(plain.headers.etag);
   t.is((await app.inject({ url: '/api/proxy-config', headers: { 'if-none-match': etag } })).statusCode, 304);
   t.is((await app.inject({ url: '/api/proxy-config', headers: { 'if-none-match': '"other"' } })).statusCode, 200);
-  await waitFor(() => app.proxyConfig.current()?.json.gzip); // compressed once, on the thread pool
+  await waitFor(() => app.proxyConfig.current()?.json.gzip, 2000); // compressed once, on the thread pool
   const gz = await app.inject({ url: '/api/proxy-config', headers: { 'accept-encoding': 'gzip, deflate' } });
   t.is(gz.headers['content-encoding'], 'gzip');
   t.is(gunzipSync(gz.rawPayload).toString(), plain.body);
@@ -177,7 +178,7 @@ test('a hand-edited middleware file is served with a new ETag within a second; a
   const status = await waitFor(async () => {
     const body = (await app.inject({ url: '/api/proxy-config/status' })).json();
     return body.invalid_files.length > 0 ? body : null;
-  });
+  }, 2000);
   t.is(status.status, 'degraded');
   t.is(status.invalid_files[0].path, path.join('middlewares', 'broken.yaml'));
   t.is(status.invalid_files[0].line, 4);

@@ -2,8 +2,9 @@ import test from 'ava';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { build } from '../helpers/build.ts';
+import { waitFor } from '../helpers/wait.ts';
 import {
-  call, createMiddleware, GRAFANA, harness, JELLYFIN, NEXTCLOUD, PAPERLESS, resourceFiles, waitFor, WIKI, writeSources,
+  call, createMiddleware, GRAFANA, harness, JELLYFIN, NEXTCLOUD, PAPERLESS, resourceFiles, WIKI, writeSources,
 } from './support.ts';
 
 test.serial('discovers the Pangolin fixture: ids, hosts, priorities, entry points; redirect routers excluded', async (t) => {

@@ -2,8 +2,9 @@ import test from 'ava';
 import { existsSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { waitFor } from '../helpers/wait.ts';
 import {
-  assertClientError, call, createMiddleware, createService, GRAFANA, harness, JELLYFIN, NEXTCLOUD, resourceFiles, waitFor, WIKI,
+  assertClientError, call, createMiddleware, createService, GRAFANA, harness, JELLYFIN, NEXTCLOUD, resourceFiles, WIKI,
   type Harness,
 } from './support.ts';
 import type { ExecutionContext } from 'ava';
@@ -225,7 +226,7 @@ test.serial('effective_* follow G6/G7: headers, ours and external by priority, t
   const view = await waitFor(async () => {
     const v = (await call(app, { url: base })).body;
     return v.effective_middlewares.includes('authelia') ? null : v;
-  });
+  }, 2000);
   t.deepEqual(view.effective_middlewares, [`${NEXTCLOUD}_headers`, 'crowdsec@file', 'rate-limit', 'badger']);
   t.true(view.warnings.some((w: string) => w.includes('/api/middlewares/authelia')));
 });

@@ -88,17 +88,6 @@ export async function resourceFiles(dataDir: string): Promise<Record<string, { t
   return out;
 }
 
-/** Polls `probe` until it returns a truthy value or the deadline passes (no fixed sleeps). */
-export async function waitFor<T>(probe: () => T | Promise<T>, timeoutMs = 2000, intervalMs = 10): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}
-
 /** Creates a middleware through the API (asserts 201). */
 export async function createMiddleware(t: ExecutionContext, app: FastifyInstance, body: Record<string, unknown>): Promise<void> {
   const r = await call(app, { method: 'POST', url: '/api/middlewares', payload: body });

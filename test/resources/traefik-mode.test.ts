@@ -1,7 +1,8 @@
 import test from 'ava';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { call, createMiddleware, harness, NEXTCLOUD, resourceFiles, startTraefikWithRouters, waitFor } from './support.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { call, createMiddleware, harness, NEXTCLOUD, resourceFiles, startTraefikWithRouters } from './support.ts';
 
 const MAX_INT64 = '9223372036854775807';
 
@@ -87,7 +88,7 @@ test.serial('PUT /api/datasource/active switches discovery to Traefik: resources
   }, 3000);
   t.deepEqual(nextcloud.middlewares, [{ id: 'rate-limit', priority: 100 }]);
   t.deepEqual(nextcloud.effective_middlewares, ['rate-limit', 'crowdsec@file', 'badger@http']);
-  await waitFor(() => app.upstream.lastSync('traefik')?.ok);
+  await waitFor(() => app.upstream.lastSync('traefik')?.ok, 2000);
   t.is(app.upstream.current()?.mode, 'traefik');
   t.true((await call(app, { url: '/api/resources' })).body.some((x: any) => x.id === 'api-router'));
 });

@@ -2,7 +2,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'ava';
 import { tempDir } from '../helpers/build.ts';
-import { buildApp, call, waitFor } from '../middlewares/support.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { buildApp, call } from '../middlewares/support.ts';
 
 async function writeService(dataDir: string, file: string, text: string): Promise<string> {
   const dir = path.join(dataDir, 'services');
@@ -17,7 +18,7 @@ test('a service file written by hand appears via GET within 1 s with defaults fi
   const seen = await waitFor(async () => {
     const response = await call(app, { method: 'GET', url: '/api/services/web' });
     return response.status === 200 ? response.body : null;
-  });
+  }, 1000);
   t.like(seen, { id: 'web', protocol: 'http', source: 'manual', description: '', status: 'active' });
 });
 
