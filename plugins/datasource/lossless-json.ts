@@ -57,6 +57,17 @@ const INDEX_KEY = /^(?:0|[1-9][0-9]{0,8})$/;
 
 class NeedsSlowPath extends Error {}
 
+/** Sets a key as data, also `__proto__` (a parsed key like any other; plain assignment would change the prototype). */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
+}
+
+/**
+ * The value with every object's keys in code-unit order. Objects and arrays that already are in
+ * order (and hold no BigInt) are returned as they are, so a mostly sorted tree costs a walk, not
+ * a copy. Undefined members are left for JSON.stringify to drop (or to write as null in arrays).
+ */
 function sortDeep(value: unknown, state: { big: boolean }): unknown {
   if (typeof value === 'bigint') {
     state.big = true;
@@ -67,16 +78,36 @@ function sortDeep(value: unknown, state: { big: boolean }): unknown {
     return value;
   }
   if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map((item) => (item === undefined ? null : sortDeep(item, state)));
-  const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj).sort();
-  const out: Record<string, unknown> = {};
-  for (const key of keys) {
-    if (INDEX_KEY.test(key)) throw new NeedsSlowPath();
-    const item = obj[key];
-    if (item !== undefined) out[key] = sortDeep(item, state);
+  if (Array.isArray(value)) {
+    let copy: unknown[] | null = null;
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
+      const sorted = sortDeep(item, state);
+      if (sorted !== item && copy === null) copy = value.slice(0, i);
+      if (copy !== null) copy.push(sorted);
+    }
+    return copy ?? value;
   }
-  return out;
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj);
+  let inOrder = true;
+  for (let i = 0; i < keys.length; i++) {
+    if (INDEX_KEY.test(keys[i])) throw new NeedsSlowPath();
+    if (i > 0 && keys[i - 1] > keys[i]) inOrder = false;
+  }
+  if (!inOrder) keys.sort();
+  let out: Record<string, unknown> | null = inOrder ? null : {};
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    const item = obj[key];
+    const sorted = sortDeep(item, state);
+    if (out === null && sorted !== item) {
+      out = {};
+      for (let j = 0; j < i; j++) setOwn(out, keys[j], obj[keys[j]]);
+    }
+    if (out !== null) setOwn(out, key, sorted);
+  }
+  return out ?? obj;
 }
 
 /** Compact JSON with object keys sorted recursively in code-unit order; BigInt written as digits. */

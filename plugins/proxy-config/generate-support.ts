@@ -57,7 +57,8 @@ export function cloneJson<T>(value: T): T {
   }
   const source = value as JsonObject;
   const out: JsonObject = {};
-  const keys = Object.keys(source);
+  // keys in code-unit order already: the serializer then finds most of the tree sorted (G11)
+  const keys = Object.keys(source).sort();
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i];
     // a parsed "__proto__" key is data; plain assignment would change the prototype instead

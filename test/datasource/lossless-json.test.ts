@@ -25,3 +25,15 @@ test('a string that looks like the internal BigInt marker is written as a string
 test('undefined members are left out and undefined array items become null, as JSON.stringify does', (t) => {
   t.is(stringifyCanonical({ a: undefined, b: [undefined, 1] }), '{"b":[null,1]}');
 });
+
+test('a parsed "__proto__" key is data: it is sorted and written like any other key', (t) => {
+  const value = parseLossless('{"z":1,"__proto__":{"polluted":true},"a":2}');
+  t.is(stringifyCanonical(value), '{"__proto__":{"polluted":true},"a":2,"z":1}');
+  t.is(({} as Record<string, unknown>).polluted, undefined);
+});
+
+test('objects already in order are written as they are, unsorted ones inside them are sorted', (t) => {
+  const inner = { b: 1, a: 2 };
+  t.is(stringifyCanonical({ a: [inner, { c: 3n }], b: { x: inner } }), '{"a":[{"a":2,"b":1},{"c":3}],"b":{"x":{"a":2,"b":1}}}');
+  t.deepEqual(Object.keys(inner), ['b', 'a'], 'the input is not changed');
+});
