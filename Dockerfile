@@ -18,6 +18,7 @@ COPY package.json tsconfig.json ./
 COPY core ./core
 COPY plugins ./plugins
 COPY config ./config
+COPY examples ./examples
 USER stack
 VOLUME ["/data", "/backups"]
 EXPOSE 3456

@@ -27,7 +27,7 @@ export interface MiddlewaresView {
 }
 
 export interface MiddlewaresOptions extends GroupOptions {
-  /** Traefik JSON Schema file (default: ../shared/schemas/traefik-v3-file-provider.json beside the project). */
+  /** Traefik JSON Schema file (default: config/schemas/traefik-v3-file-provider.json). */
   traefikSchemaPath?: string;
   /** Directory holding middlewares.yaml (default: config/templates). */
   templatesDir?: string;

@@ -9,7 +9,8 @@ import { PROJECT_ROOT } from '../../core/config/load.ts';
 import type { ErrorDetail } from '../../core/errors/app-error.ts';
 
 /** Where the schema lives in this checkout (the shared material beside the project). */
-export const DEFAULT_TRAEFIK_SCHEMA_PATH = path.resolve(PROJECT_ROOT, '../shared/schemas/traefik-v3-file-provider.json');
+/** Shipped with the server (config/schemas/SOURCE.md): validation must not depend on test material. */
+export const DEFAULT_TRAEFIK_SCHEMA_PATH = path.resolve(PROJECT_ROOT, 'config', 'schemas', 'traefik-v3-file-provider.json');
 
 /** Outcome of a check: hard errors, and unknown keys (errors unless unknown fields are allowed). */
 export interface TraefikCheck {

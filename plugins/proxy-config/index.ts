@@ -8,11 +8,11 @@ import { Type } from '@sinclair/typebox';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { PROJECT_ROOT } from '../../core/config/load.ts';
 import type { GroupOptions } from '../../core/types.ts';
 import { errors } from '../../core/errors/app-error.ts';
 import { ErrorBody } from '../shared-schemas.ts';
 import { createSchemaChecker } from './schema-check.ts';
+import { DEFAULT_TRAEFIK_SCHEMA_PATH } from '../middlewares/traefik-schema.ts';
 import { ConfigProvider } from './service.ts';
 import { proxyConfigErrors } from './errors.ts';
 import { InvalidateResult, ProviderQuery, Status, type StatusBody } from './schemas.ts';
@@ -26,15 +26,14 @@ declare module 'fastify' {
 }
 
 export interface ProxyConfigOptions extends Partial<GroupOptions> {
-  /** Traefik's dynamic-config JSON Schema (G13); default: ../shared/schemas beside the project. */
+  /** Traefik's dynamic-config JSON Schema (G13); default: the copy shipped in config/schemas/. */
   schemaPath?: string;
 }
 
 export const PREFIXES = ['/api/proxy-config', '/api/v1/proxy-config', '/api/v1/traefik-config'];
-const DEFAULT_SCHEMA = path.resolve(PROJECT_ROOT, '..', 'shared', 'schemas', 'traefik-v3-file-provider.json');
 
 async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): Promise<void> {
-  const schemaPath = options.schemaPath ?? DEFAULT_SCHEMA;
+  const schemaPath = options.schemaPath ?? DEFAULT_TRAEFIK_SCHEMA_PATH;
   // the schema check only reports (G13); without the schema file the provider still serves
   const schemaCheck = existsSync(schemaPath) ? createSchemaChecker(schemaPath) : null;
   if (!schemaCheck) app.log.warn({ schemaPath }, 'Traefik JSON schema not found: schema_warnings stay empty');

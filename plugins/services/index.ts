@@ -26,7 +26,7 @@ export interface ServicesView {
 }
 
 export interface ServicesOptions extends GroupOptions {
-  /** Traefik JSON Schema file (default: ../shared/schemas/traefik-v3-file-provider.json beside the project). */
+  /** Traefik JSON Schema file (default: config/schemas/traefik-v3-file-provider.json). */
   traefikSchemaPath?: string;
   /** Directory holding services.yaml (default: config/templates). */
   templatesDir?: string;
