@@ -16,22 +16,23 @@ interface Alias {
 type BodyKind = ConfigKind | 'external';
 type Body = Record<string, unknown>;
 
+type FieldForms = ReadonlyArray<readonly [field: string, form: Form]>;
+
+/** Each field under its own name and under `<prefix><field>`, the old client's name for it. */
+function withPrefixedAliases(prefix: string, fields: FieldForms): Record<string, Alias> {
+  return Object.fromEntries(fields.flatMap(([field, form]) => [[field, { to: field, form }], [`${prefix}${field}`, { to: field, form }]]));
+}
+
 /** Per body: field (canonical or alias) → canonical field and how its value is read. */
 const FIELDS: Record<BodyKind, Record<string, Alias>> = {
   http: { entrypoints: { to: 'entrypoints', form: 'list' } },
   tls: {
-    domains: { to: 'domains', form: 'domains' },
-    tls_domains: { to: 'domains', form: 'domains' },
+    ...withPrefixedAliases('tls_', [['domains', 'domains']]),
     cert_resolver: { to: 'cert_resolver', form: 'text' },
     options: { to: 'options', form: 'text' },
   },
   tcp: {
-    enabled: { to: 'enabled', form: 'json' },
-    tcp_enabled: { to: 'enabled', form: 'json' },
-    entrypoints: { to: 'entrypoints', form: 'list' },
-    tcp_entrypoints: { to: 'entrypoints', form: 'list' },
-    sni_rule: { to: 'sni_rule', form: 'text' },
-    tcp_sni_rule: { to: 'sni_rule', form: 'text' },
+    ...withPrefixedAliases('tcp_', [['enabled', 'json'], ['entrypoints', 'list'], ['sni_rule', 'text']]),
     service_id: { to: 'service_id', form: 'text' },
   },
   headers: {
@@ -40,11 +41,10 @@ const FIELDS: Record<BodyKind, Record<string, Alias>> = {
     custom_headers: { to: 'request', form: 'json' },
   },
   priority: { priority: { to: 'priority', form: 'json' }, router_priority: { to: 'priority', form: 'json' } },
-  mtls: { enabled: { to: 'enabled', form: 'json' }, mtls_enabled: { to: 'enabled', form: 'json' } },
-  mtlswhitelist: Object.fromEntries(
-    ([['rules', 'json'], ['request_headers', 'json'], ['reject_message', 'text'], ['reject_code', 'json'], ['refresh_interval', 'interval'], ['external_data', 'json']] as const)
-      .flatMap(([field, form]) => [[field, { to: field, form }], [`mtls_${field}`, { to: field, form }]]),
-  ),
+  mtls: withPrefixedAliases('mtls_', [['enabled', 'json']]),
+  mtlswhitelist: withPrefixedAliases('mtls_', [
+    ['rules', 'json'], ['request_headers', 'json'], ['reject_message', 'text'], ['reject_code', 'json'], ['refresh_interval', 'interval'], ['external_data', 'json'],
+  ]),
   external: { middleware_name: { to: 'name', form: 'text' } },
 };
 

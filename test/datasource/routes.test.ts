@@ -5,7 +5,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { parse as parseYaml } from 'yaml';
 import type { ActiveDataSource } from '../../plugins/datasource/index.ts';
 import { build, tempDir, type BuildTestOptions } from '../helpers/build.ts';
-import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
+import { useFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const test = anyTest as TestFn<{ fake: FakeUpstream }>;
@@ -17,15 +17,7 @@ const PANGOLIN_ROUTERS = 7; // http.routers in fixtures/pangolin/traefik-config.
 const TRAEFIK_ROUTERS = 15; // fixtures/traefik-api/http-routers.json
 const TRAEFIK_VERSION = '3.6.24'; // fixtures/traefik-api/version.json
 
-test.before(async (t) => {
-  t.context.fake = await startFakeUpstream();
-});
-test.after.always(async (t) => {
-  await t.context.fake?.close();
-});
-test.beforeEach((t) => {
-  Object.assign(t.context.fake.state, { fault: null, faultPath: null, delayMs: 0, pangolinFile: 'traefik-config.json', basicAuth: null, pageSize: null });
-});
+useFakeUpstream(test);
 
 async function setup(t: Context, options: BuildTestOptions & { urls?: { pangolin: string; traefik: string; active?: string } } = {}): Promise<FastifyInstance> {
   const { fake } = t.context;

@@ -11,7 +11,7 @@ import {
   probeSource,
   type UpstreamSource,
 } from '../../plugins/datasource/upstream-client.ts';
-import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
+import { startFakeUpstream, useFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { fixture } from '../helpers/shared.ts';
 
 const test = anyTest as TestFn<{ fake: FakeUpstream }>;
@@ -25,14 +25,8 @@ function traefik(fake: FakeUpstream, overrides: Partial<UpstreamSource> = {}): U
   return { type: 'traefik', url: fake.url, skip_tls_verify: false, basic_auth: null, timeout_ms: 5000, ...overrides };
 }
 
-test.before(async (t) => {
-  t.context.fake = await startFakeUpstream();
-});
-test.after.always(async (t) => {
-  await t.context.fake?.close();
-});
+useFakeUpstream(test);
 test.beforeEach((t) => {
-  Object.assign(t.context.fake.state, { fault: null, faultPath: null, delayMs: 0, pangolinFile: 'traefik-config.json', basicAuth: null, pageSize: null });
   t.context.fake.requests.length = 0;
 });
 

@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
+import type { TestFn } from 'ava';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { parseLossless, stringifyCanonical } from '../../plugins/datasource/lossless-json.ts';
 import { fixture } from './shared.ts';
@@ -24,6 +25,11 @@ export interface FakeState {
   basicAuth: { username: string; password: string } | null;
   /** Page size forced on Traefik lists (null: honour `per_page`, default 100 like Traefik). */
   pageSize: number | null;
+}
+
+/** A fresh fake's state: no fault, no delay, the base Pangolin file, no auth, pages as asked. */
+export function initialFakeState(): FakeState {
+  return { fault: null, faultPath: null, delayMs: 0, pangolinFile: 'traefik-config.json', basicAuth: null, pageSize: null };
 }
 
 /** One request as the fake received it. */
@@ -145,7 +151,7 @@ function registerTraefikRoutes(app: FastifyInstance, texts: Map<string, string>,
 /** Starts the fake on 127.0.0.1, port 0; close it in `after.always`. */
 export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Promise<FakeUpstream> {
   const texts = await loadFixtures();
-  const state: FakeState = { fault: null, faultPath: null, delayMs: 0, pangolinFile: 'traefik-config.json', basicAuth: null, pageSize: null };
+  const state = initialFakeState();
   const requests: RecordedRequest[] = [];
   // the https variant has another server type; the routes do not care
   const app = Fastify({ logger: false, forceCloseConnections: true, ...(options.https ? { https: options.https } : {}) }) as unknown as FastifyInstance;
@@ -170,4 +176,20 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   const { port } = app.server.address() as AddressInfo;
   const url = `${options.https ? 'https' : 'http'}://127.0.0.1:${port}`;
   return { url, pangolinUrl: `${url}/api/v1`, state, requests, close: () => app.close() };
+}
+
+/**
+ * One fake for a whole test file, in `t.context.fake`: started before the first test, closed after
+ * the last, its `state` back to the initial one before each test (requests are kept).
+ */
+export function useFakeUpstream(test: TestFn<{ fake: FakeUpstream }>): void {
+  test.before(async (t) => {
+    t.context.fake = await startFakeUpstream();
+  });
+  test.after.always(async (t) => {
+    await t.context.fake?.close();
+  });
+  test.beforeEach((t) => {
+    Object.assign(t.context.fake.state, initialFakeState());
+  });
 }

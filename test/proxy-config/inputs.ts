@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { parseLossless } from '../../plugins/datasource/lossless-json.ts';
 import { defaultMiddlewareConfig, defaultResourceConfig } from '../../plugins/proxy-config/model.ts';
 import type { Middleware, MtlsState, Resource, ResourceConfig, Service } from '../../plugins/proxy-config/model.ts';
-import type { GenerationInput } from '../../plugins/proxy-config/generate.ts';
+import { generateConfig, type GenerationInput, type GenerationResult } from '../../plugins/proxy-config/generate.ts';
 import { createSchemaChecker } from '../../plugins/proxy-config/schema-check.ts';
 import { SHARED, fixture } from '../helpers/shared.ts';
 
@@ -17,7 +17,11 @@ export function loadFixture(...parts: string[]): unknown {
   return parseLossless(readFileSync(fixture(...parts), 'utf8'));
 }
 
-type ConfigPatch = { [K in keyof ResourceConfig]?: Partial<ResourceConfig[K]> };
+/** A generated configuration, loosely typed so assertions can reach into it. */
+export type Config = Record<string, any>;
+
+/** Per config sub-object, the fields to change from its default. */
+export type ConfigPatch = { [K in keyof ResourceConfig]?: Partial<ResourceConfig[K]> };
 
 /** An active resource with defaults; `config` entries are merged over the default sub-objects. */
 export function resource(id: string, fields: Partial<Omit<Resource, 'config'>> = {}, config: ConfigPatch = {}): Resource {
@@ -47,6 +51,35 @@ export function resource(id: string, fields: Partial<Omit<Resource, 'config'>> =
   };
 }
 
+/** A router of the Pangolin fixture `traefik-config.json`, as tests name it. */
+export interface FixtureRouter {
+  /** resource id */
+  id: string;
+  /** router key without `@http` */
+  name: string;
+  host: string;
+  /** upstream service key */
+  service: string;
+}
+
+/** The resource discovery makes of a fixture router (one Host, `badger` upstream), with extra fields and config patches. */
+export function fixtureResource(router: FixtureRouter, fields: Partial<Resource> = {}, config: ConfigPatch = {}): Resource {
+  return resource(
+    router.id,
+    {
+      router: `${router.name}@http`,
+      name: router.name,
+      rule: `Host(\`${router.host}\`)`,
+      host: router.host,
+      hosts: [router.host],
+      upstream_service: router.service,
+      upstream_middlewares: ['badger'],
+      ...fields,
+    },
+    config,
+  );
+}
+
 export function mtlsState(fields: Partial<MtlsState> = {}): MtlsState {
   return {
     enabled: false,
@@ -61,6 +94,12 @@ export function mtlsState(fields: Partial<MtlsState> = {}): MtlsState {
 
 export function pangolinInput(upstream: unknown, fields: Partial<GenerationInput> = {}): GenerationInput {
   return { mode: 'pangolin', upstream, middlewares: [], services: [], discoveredServices: [], resources: [], mtls: mtlsState(), ...fields };
+}
+
+/** Generates in Pangolin mode over the fixture `traefik-config.json` with `resources` and any other inputs. */
+export function generatePangolin(resources: Resource[], extra: Partial<GenerationInput> = {}): { result: GenerationResult; config: Config } {
+  const result = generateConfig(pangolinInput(loadFixture('pangolin', 'traefik-config.json'), { resources, ...extra }));
+  return { result, config: result.config as Config };
 }
 
 export const authelia: Middleware = {

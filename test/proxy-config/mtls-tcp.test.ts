@@ -1,33 +1,15 @@
 import test from 'ava';
-import { generateConfig, type GenerationInput } from '../../plugins/proxy-config/generate.ts';
 import type { Resource, Service } from '../../plugins/proxy-config/model.ts';
-import { appV2, entry, loadFixture, mtlsState, pangolinInput, resource, router, schemaWarnings } from './inputs.ts';
-
-type Config = Record<string, any>;
+import {
+  appV2, entry, fixtureResource, generatePangolin, mtlsState, resource, router, schemaWarnings, type Config, type ConfigPatch,
+} from './inputs.ts';
 
 const CA_PEM = '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQk\n-----END CERTIFICATE-----\n';
 
-function grafana(fields: Partial<Resource> = {}, config: Parameters<typeof resource>[2] = {}): Resource {
-  return resource(
-    '2-grafana-router',
-    {
-      router: '2-Grafana-router@http',
-      name: '2-Grafana-router',
-      rule: 'Host(`grafana.example.com`)',
-      host: 'grafana.example.com',
-      hosts: ['grafana.example.com'],
-      upstream_service: '2-Grafana-service',
-      upstream_middlewares: ['badger'],
-      ...fields,
-    },
-    config,
-  );
-}
+const GRAFANA = { id: '2-grafana-router', name: '2-Grafana-router', host: 'grafana.example.com', service: '2-Grafana-service' };
 
-function run(resources: Resource[], extra: Partial<GenerationInput> = {}) {
-  const result = generateConfig(pangolinInput(loadFixture('pangolin', 'traefik-config.json'), { resources, ...extra }));
-  return { result, config: result.config as Config };
-}
+/** Resource `2-Grafana-router` of the fixture stack with extra fields and config patches. */
+const grafana = (fields: Partial<Resource> = {}, config: ConfigPatch = {}): Resource => fixtureResource(GRAFANA, fields, config);
 
 test('mTLS with the plugin: chain, plugin middleware, sm_mtls TLS options that let the plugin answer', (t) => {
   const mtls = mtlsState({ enabled: true, ca_pem: CA_PEM, plugin: { installed: true, key: 'mtlswhitelist' } });
@@ -40,7 +22,7 @@ test('mTLS with the plugin: chain, plugin middleware, sm_mtls TLS options that l
       mtlswhitelist: { reject_code: 401, refresh_interval: 60, request_headers: { 'X-Cert-CN': '[[.Cert.Subject.CommonName]]' }, external_data: { url: 'http://lists/allowed.json' } },
     },
   );
-  const { config, result } = run([res], { mtls });
+  const { config, result } = generatePangolin([res], { mtls });
   const r = router(config, '2-Grafana-router');
   t.deepEqual(r.middlewares, ['sm_mtls_passcert', 'sm_mtls_verify', '2-grafana-router_mtls', '2-grafana-router_headers', 'badger']);
   t.deepEqual(r.tls, { certResolver: 'letsencrypt', options: 'sm_mtls' });
@@ -69,7 +51,7 @@ test('mTLS with the plugin: chain, plugin middleware, sm_mtls TLS options that l
 
 test('mTLS plugin middleware omits empty requestHeaders and null externalData; the key follows the static config', (t) => {
   const mtls = mtlsState({ enabled: true, ca_pem: CA_PEM, plugin: { installed: true, key: 'mtls' } });
-  const { config } = run([grafana({}, { mtls: { enabled: true }, mtlswhitelist: { rules: [] } })], { mtls });
+  const { config } = generatePangolin([grafana({}, { mtls: { enabled: true }, mtlswhitelist: { rules: [] } })], { mtls });
   t.deepEqual(entry(config, 'http', 'middlewares', '2-grafana-router_mtls'), {
     plugin: { mtls: { rules: [], rejectMessage: { message: 'Access denied: a valid client certificate is required', code: 403 }, refreshInterval: '300s' } },
   });
@@ -78,7 +60,7 @@ test('mTLS plugin middleware omits empty requestHeaders and null externalData; t
 test('mTLS without the plugin: no plugin middleware, certificates required by TLS, CA path preferred', (t) => {
   const mtls = mtlsState({ enabled: true, ca_pem: CA_PEM, proxy_ca_path: '/etc/traefik/mtls/ca.crt', plugin: { installed: false, key: 'mtlswhitelist' } });
   const res = grafana({}, { mtls: { enabled: true }, tls: { options: 'modern' } });
-  const { config, result } = run([res], { mtls });
+  const { config, result } = generatePangolin([res], { mtls });
   const r = router(config, '2-Grafana-router');
   t.deepEqual(r.middlewares, ['sm_mtls_passcert', 'sm_mtls_verify', 'badger']);
   t.is((r.tls as Config).options, 'sm_mtls', 'mTLS wins over config.tls.options');
@@ -90,7 +72,7 @@ test('mTLS without the plugin: no plugin middleware, certificates required by TL
 
 test('mTLS globally disabled: resource flag kept but nothing emitted for it', (t) => {
   const res = grafana({}, { mtls: { enabled: true } });
-  const { config, result } = run([res], { mtls: mtlsState({ enabled: false, ca_pem: CA_PEM }) });
+  const { config, result } = generatePangolin([res], { mtls: mtlsState({ enabled: false, ca_pem: CA_PEM }) });
   t.deepEqual(router(config, '2-Grafana-router').middlewares, ['badger']);
   t.deepEqual(router(config, '2-Grafana-router').tls, { certResolver: 'letsencrypt' });
   t.is(entry(config, 'http', 'middlewares', 'sm_mtls_passcert'), undefined);
@@ -100,7 +82,7 @@ test('mTLS globally disabled: resource flag kept but nothing emitted for it', (t
 
 test('TCP with derived servers: <id>_tcp router and service from the HTTP load balancer', (t) => {
   const res = grafana({}, { tcp: { enabled: true, entrypoints: ['tcp-443'] } });
-  const { config, result } = run([res]);
+  const { config, result } = generatePangolin([res]);
   t.deepEqual(entry(config, 'tcp', 'routers', '2-grafana-router_tcp'), {
     entryPoints: ['tcp-443'],
     rule: 'HostSNI(`grafana.example.com`)',
@@ -118,7 +100,7 @@ test('TCP with derived servers: <id>_tcp router and service from the HTTP load b
 test('TCP ports default to 80/443 by scheme and an assigned HTTP service is the source', (t) => {
   const bare: Service = { ...appV2, id: 'bare', config: { servers: [{ url: 'https://10.0.0.9' }, { url: 'http://[2001:db8::7]' }] } };
   const res = grafana({ service_id: 'bare' }, { tcp: { enabled: true, sni_rule: 'HostSNI(`*.example.com`)' } });
-  const { config } = run([res], { services: [bare] });
+  const { config } = generatePangolin([res], { services: [bare] });
   t.deepEqual(entry(config, 'tcp', 'services', '2-grafana-router_tcp'), {
     loadBalancer: { servers: [{ address: '10.0.0.9:443' }, { address: '[2001:db8::7]:80' }] },
   });
@@ -134,7 +116,7 @@ test('TCP with service_id uses that service and derives nothing', (t) => {
     upstream_service: '3-5e2f283f21admin29-regex-Wiki-service',
     tls: null,
   }, { tcp: { enabled: true, service_id: 'ssh-pool' } });
-  const { config } = run([wiki], { services: [sshPool] });
+  const { config } = generatePangolin([wiki], { services: [sshPool] });
   t.deepEqual(entry(config, 'tcp', 'routers', '3-wiki_tcp'), {
     entryPoints: ['tcp'],
     rule: 'HostSNI(`wiki.example.com`)',
@@ -148,7 +130,7 @@ test('TCP with service_id uses that service and derives nothing', (t) => {
 test('TCP router is omitted with a warning when no server can be derived', (t) => {
   const weighted: Service = { id: 'split', name: 'Split', type: 'weighted', protocol: 'http', config: { services: [{ name: 'app-v2', weight: 1 }] } };
   const res = grafana({ service_id: 'split' }, { tcp: { enabled: true } });
-  const { config, result } = run([res], { services: [weighted, appV2] });
+  const { config, result } = generatePangolin([res], { services: [weighted, appV2] });
   t.is(entry(config, 'tcp', 'routers', '2-grafana-router_tcp'), undefined);
   t.regex(result.resources['2-grafana-router'].warnings[0], /TCP router omitted/);
   t.is(router(config, '2-Grafana-router').service, 'split', 'the HTTP patch still applies');

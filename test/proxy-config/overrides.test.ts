@@ -1,35 +1,16 @@
 import test from 'ava';
-import { generateConfig, type GenerationInput } from '../../plugins/proxy-config/generate.ts';
 import type { Middleware, Resource } from '../../plugins/proxy-config/model.ts';
-import { appV2, authelia, entry, loadFixture, pangolinInput, rateLimit, resource, router, schemaWarnings } from './inputs.ts';
+import {
+  appV2, authelia, entry, fixtureResource, generatePangolin, rateLimit, resource, router, schemaWarnings, type ConfigPatch,
+} from './inputs.ts';
 
-type Config = Record<string, any>;
+const NEXTCLOUD = { id: '1-nextcloud-router', name: '1-Nextcloud-router', host: 'cloud.example.com', service: '1-Nextcloud-service' };
 
 /** Resource `1-Nextcloud-router` of the fixture stack with extra fields and config patches. */
-function nextcloud(fields: Partial<Resource> = {}, config: Parameters<typeof resource>[2] = {}): Resource {
-  return resource(
-    '1-nextcloud-router',
-    {
-      router: '1-Nextcloud-router@http',
-      name: '1-Nextcloud-router',
-      rule: 'Host(`cloud.example.com`)',
-      host: 'cloud.example.com',
-      hosts: ['cloud.example.com'],
-      upstream_service: '1-Nextcloud-service',
-      upstream_middlewares: ['badger'],
-      ...fields,
-    },
-    config,
-  );
-}
-
-function run(resources: Resource[], extra: Partial<GenerationInput> = {}) {
-  const result = generateConfig(pangolinInput(loadFixture('pangolin', 'traefik-config.json'), { resources, ...extra }));
-  return { result, config: result.config as Config };
-}
+const nextcloud = (fields: Partial<Resource> = {}, config: ConfigPatch = {}): Resource => fixtureResource(NEXTCLOUD, fields, config);
 
 test('config.http.entrypoints replaces the router entry points', (t) => {
-  const { config, result } = run([nextcloud({}, { http: { entrypoints: ['websecure', 'internal'] } })]);
+  const { config, result } = generatePangolin([nextcloud({}, { http: { entrypoints: ['websecure', 'internal'] } })]);
   t.deepEqual(router(config, '1-Nextcloud-router').entryPoints, ['websecure', 'internal']);
   t.deepEqual(router(config, '1-Nextcloud-router-redirect').entryPoints, ['web'], 'other routers keep theirs');
   t.true(result.resources['1-nextcloud-router'].emitted);
@@ -38,7 +19,7 @@ test('config.http.entrypoints replaces the router entry points', (t) => {
 
 test('config.tls replaces certResolver and sets domains and options', (t) => {
   const tls = { cert_resolver: 'dns', domains: [{ main: '*.example.com', sans: ['example.com'] }, { main: 'cloud.example.com' }], options: 'modern' };
-  const { config } = run([nextcloud({}, { tls })]);
+  const { config } = generatePangolin([nextcloud({}, { tls })]);
   t.deepEqual(router(config, '1-Nextcloud-router').tls, {
     certResolver: 'dns',
     domains: [{ main: '*.example.com', sans: ['example.com'] }, { main: 'cloud.example.com' }],
@@ -53,7 +34,7 @@ test('config.tls gives a router without TLS a tls section', (t) => {
     upstream_service: '3-5e2f283f21admin29-regex-Wiki-service',
     tls: null,
   }, { tls: { cert_resolver: 'letsencrypt' } });
-  const { config } = run([wiki]);
+  const { config } = generatePangolin([wiki]);
   const r = router(config, '3-5e2f283f21admin29-regex-Wiki-router');
   t.deepEqual(r.tls, { certResolver: 'letsencrypt' });
   t.is(r.priority, 112, 'untouched fields stay');
@@ -61,14 +42,14 @@ test('config.tls gives a router without TLS a tls section', (t) => {
 });
 
 test('config.priority replaces the router priority', (t) => {
-  const { config } = run([nextcloud({}, { priority: { priority: 9007199254740991 } })]);
+  const { config } = generatePangolin([nextcloud({}, { priority: { priority: 9007199254740991 } })]);
   t.is(router(config, '1-Nextcloud-router').priority, 9007199254740991);
   t.deepEqual(schemaWarnings(config), []);
 });
 
 test('config.headers emits <id>_headers first in the chain, passing "" (remove) through', (t) => {
   const headers = { request: { 'X-Forwarded-Proto': 'https', 'X-Powered-By': '' }, response: { Server: '', 'X-Frame-Options': 'DENY' } };
-  const { config, result } = run([nextcloud({}, { headers })]);
+  const { config, result } = generatePangolin([nextcloud({}, { headers })]);
   t.deepEqual(entry(config, 'http', 'middlewares', '1-nextcloud-router_headers'), {
     headers: { customRequestHeaders: headers.request, customResponseHeaders: headers.response },
   });
@@ -78,7 +59,7 @@ test('config.headers emits <id>_headers first in the chain, passing "" (remove) 
 });
 
 test('config.headers with only response headers omits the empty request map', (t) => {
-  const { config } = run([nextcloud({}, { headers: { request: {}, response: { 'X-Robots-Tag': 'none' } } })]);
+  const { config } = generatePangolin([nextcloud({}, { headers: { request: {}, response: { 'X-Robots-Tag': 'none' } } })]);
   t.deepEqual(entry(config, 'http', 'middlewares', '1-nextcloud-router_headers'), { headers: { customResponseHeaders: { 'X-Robots-Tag': 'none' } } });
 });
 
@@ -93,7 +74,7 @@ test('assigned and external middlewares are ordered by priority, ours first on t
       { name: 'badger', priority: 1, provider: null },
     ],
   });
-  const { config, result } = run([res], { middlewares: [authelia, rateLimit, compress] });
+  const { config, result } = generatePangolin([res], { middlewares: [authelia, rateLimit, compress] });
   // compress: priority 0 means the default 100; "badger" repeats the upstream one and is kept once, first
   const expected = ['authelia', 'crowdsec@file', 'compress', 'rate-limit', 'auth-local', 'geoblock@file', 'badger'];
   t.deepEqual(router(config, '1-Nextcloud-router').middlewares, expected);
@@ -103,7 +84,7 @@ test('assigned and external middlewares are ordered by priority, ours first on t
 });
 
 test('every middleware of ours is emitted, assigned or not', (t) => {
-  const { config, result } = run([], { middlewares: [authelia, rateLimit] });
+  const { config, result } = generatePangolin([], { middlewares: [authelia, rateLimit] });
   t.deepEqual(entry(config, 'http', 'middlewares', 'authelia'), { forwardAuth: authelia.config });
   t.deepEqual(entry(config, 'http', 'middlewares', 'rate-limit'), { rateLimit: { average: 100, burst: 50 } });
   t.is(result.counts.middlewares, 8);
@@ -111,7 +92,7 @@ test('every middleware of ours is emitted, assigned or not', (t) => {
 });
 
 test('a manual service override points the router at our service, emitted under its protocol', (t) => {
-  const { config, result } = run([nextcloud({ service_id: 'app-v2' })], { services: [appV2] });
+  const { config, result } = generatePangolin([nextcloud({ service_id: 'app-v2' })], { services: [appV2] });
   t.is(router(config, '1-Nextcloud-router').service, 'app-v2');
   t.is(router(config, '1-Nextcloud-router-redirect').service, '1-Nextcloud-service', 'the redirect router is not a resource');
   t.deepEqual(entry(config, 'http', 'services', 'app-v2'), { loadBalancer: appV2.config });
@@ -121,7 +102,7 @@ test('a manual service override points the router at our service, emitted under 
 
 test('a discovered service override uses its upstream key in Pangolin mode', (t) => {
   const grafana = { id: '2-grafana-service', protocol: 'http' as const, type: 'loadBalancer', upstream_name: '2-Grafana-service@http', provider: 'http' };
-  const { config, result } = run([nextcloud({ service_id: '2-grafana-service' })], { discoveredServices: [grafana] });
+  const { config, result } = generatePangolin([nextcloud({ service_id: '2-grafana-service' })], { discoveredServices: [grafana] });
   t.is(router(config, '1-Nextcloud-router').service, '2-Grafana-service');
   t.is(result.resources['1-nextcloud-router'].effective_service, '2-Grafana-service');
   t.is(entry(config, 'http', 'services', '2-grafana-service'), undefined, 'discovered services are never emitted');
@@ -130,7 +111,7 @@ test('a discovered service override uses its upstream key in Pangolin mode', (t)
 
 test('a service of the wrong protocol is not applied and the resource says why', (t) => {
   const tcpService = { ...appV2, id: 'ssh-pool', protocol: 'tcp' as const, config: { servers: [{ address: '10.0.0.2:22' }] } };
-  const { config, result } = run([nextcloud({ service_id: 'ssh-pool' })], { services: [tcpService] });
+  const { config, result } = generatePangolin([nextcloud({ service_id: 'ssh-pool' })], { services: [tcpService] });
   t.is(router(config, '1-Nextcloud-router').service, '1-Nextcloud-service');
   t.regex(result.resources['1-nextcloud-router'].warnings[0], /ssh-pool is a tcp service/);
   t.deepEqual(entry(config, 'tcp', 'services', 'ssh-pool'), { loadBalancer: { servers: [{ address: '10.0.0.2:22' }] } });
