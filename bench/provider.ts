@@ -18,7 +18,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import Fastify from 'fastify';
-import { stringify } from 'yaml';
+import { middlewareYaml, pangolinBody, resourceYaml } from './stack.ts';
 import { buildApp } from '../core/app.ts';
 import { loadConfig, PROJECT_ROOT } from '../core/config/load.ts';
 import { builtinGroups } from '../plugins/index.ts';
@@ -37,24 +37,6 @@ const DURATION = arg('duration', 5);
 const CONNECTIONS = arg('connections', 4);
 const EDITS = arg('edits', 50);
 const ROUNDS = arg('rounds', 3);
-
-/** A Pangolin HTTP-provider body with N HTTP resources (router + redirect + service each). */
-function pangolinBody(n: number): string {
-  const routers: Record<string, unknown> = {};
-  const services: Record<string, unknown> = {};
-  for (let i = 1; i <= n; i++) {
-    const host = `app${i}.example.com`;
-    routers[`${i}-App-${i}-router`] = { entryPoints: ['websecure'], middlewares: ['badger'], priority: 100, rule: `Host(\`${host}\`)`, service: `${i}-App-${i}-service`, tls: { certResolver: 'letsencrypt' } };
-    routers[`${i}-App-${i}-router-redirect`] = { entryPoints: ['web'], middlewares: ['redirect-to-https'], rule: `Host(\`${host}\`)`, service: `${i}-App-${i}-service` };
-    services[`${i}-App-${i}-service`] = { loadBalancer: { servers: [{ url: `http://100.89.128.${4 * (i % 60) + 4}:${40000 + (i % 25000)}` }] } };
-  }
-  return JSON.stringify({ http: {
-    middlewares: { badger: { plugin: { badger: { apiBaseUrl: 'http://pangolin:3001/api/v1', userSessionCookieName: 'p_session_token' } } }, 'redirect-to-https': { redirectScheme: { scheme: 'https' } } },
-    routers, services,
-  } });
-}
-
-const middlewareYaml = (i: number, average: number) => stringify({ name: `Rate limit ${i}`, type: 'rateLimit', config: { average, burst: 50 } });
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
@@ -87,10 +69,7 @@ async function main(): Promise<void> {
     await mkdir(path.join(dataDir, 'resources'), { recursive: true });
     for (let i = 1; i <= N; i++) {
       await writeFile(path.join(dataDir, 'middlewares', `rl-${i}.yaml`), middlewareYaml(i, 100));
-      await writeFile(path.join(dataDir, 'resources', `${i}-app-${i}-router.yaml`), stringify({
-        name: `${i}-App-${i}-router`, router: `${i}-App-${i}-router@http`, source: 'pangolin', status: 'active', rule: `Host(\`app${i}.example.com\`)`,
-        middlewares: [{ id: `rl-${i}`, priority: 100 }],
-      }));
+      await writeFile(path.join(dataDir, 'resources', `${i}-app-${i}-router.yaml`), resourceYaml(i));
     }
 
     const config = loadConfig({

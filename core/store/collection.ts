@@ -12,6 +12,8 @@ export const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
 const YAML_FILE = /^([^.].*)\.ya?ml$/;
 /** Files written at once by updateMany: enough to overlap fsyncs, few enough to keep memory flat. */
 const BATCH_CONCURRENCY = 16;
+/** Batches at least this large are written with the watcher detached from the dir (Store.quiet). */
+const QUIET_BATCH = 50;
 
 type Held<T> = StoredObject<T> & { text: string };
 type ReadResult<T> = { kind: 'missing' } | { kind: 'ok'; object: Held<T> } | { kind: 'invalid'; error: InvalidFile; syntax: boolean; hash: string };
@@ -102,6 +104,29 @@ export class FileCollection<T> implements Collection<T> {
     for (const file of files) await this.ingest(file, 'file', 'final');
   }
 
+  /**
+   * After a bulk write with the watcher detached: takes in what changed on disk meanwhile (files
+   * modified since `sinceMs`, new files, removed files). Our own writes come back unchanged and
+   * cost a read and a hash each.
+   */
+  async catchUp(sinceMs: number): Promise<void> {
+    let names: string[] = [];
+    try {
+      names = (await readdir(this.dir)).filter((n) => YAML_FILE.test(n));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    const files = new Set(names.map((n) => path.join(this.dir, n)));
+    for (const object of [...this.objects.values()]) {
+      if (!files.has(object.file)) await this.ingest(object.file, 'file', 'final');
+    }
+    const held = new Set([...this.objects.values()].map((o) => o.file));
+    for (const file of files) {
+      const changed = !held.has(file) || (await stat(file).then((s) => s.mtimeMs >= sinceMs, () => true));
+      if (changed) await this.ingest(file, 'file', 'final');
+    }
+  }
+
   /** Whether a path belongs to this collection (a YAML file directly inside its dir). */
   owns(file: string): boolean {
     return path.dirname(file) === this.dir && YAML_FILE.test(path.basename(file));
@@ -184,7 +209,8 @@ export class FileCollection<T> implements Collection<T> {
     const ids = new Set(items.map((item) => item.id));
     if (ids.size !== items.length) throw new Error(`store: updateMany on ${this.name} got the same id twice`);
     for (const item of items) this.assertId(item.id);
-    return this.ctx.locks.run(this.dir, async () => {
+    const bulk = (work: () => Promise<(StoredObject<T> | undefined)[]>) => (items.length >= QUIET_BATCH ? this.ctx.quiet(this.dir, work) : work());
+    return this.ctx.locks.run(this.dir, () => bulk(async () => {
       const results: (StoredObject<T> | undefined)[] = new Array(items.length);
       let next = 0;
       let wrote = false;
@@ -199,7 +225,7 @@ export class FileCollection<T> implements Collection<T> {
       await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, items.length) }, worker));
       if (wrote) await fsyncDir(this.dir);
       return results;
-    });
+    }));
   }
 
   private async write(id: string, mutate: (current: StoredObject<T> | undefined) => T | undefined, options: WriteOptions = {}): Promise<StoredObject<T> | undefined> {

@@ -14,6 +14,8 @@ export interface StoreContext {
   logger: StoreLogger;
   now(): string;
   emitAny(event: { collection: string; id?: string; source: ChangeSource }): void;
+  /** Runs a bulk write of a collection dir without the watcher on it (see Store.quiet). */
+  quiet<R>(dir: string, fn: () => Promise<R>): Promise<R>;
 }
 
 /**

@@ -24,12 +24,16 @@ export interface StoreOptions {
 
 type AnyListener = (event: { collection: string; id?: string; source: ChangeSource }) => void;
 
-/** Paths the watcher never reports: hidden files, temp files, locks, the cache and the audit log. */
+/**
+ * Paths the watcher never reports: hidden files and dirs (`.cache`, temp files, editors' swap
+ * files), `*.tmp`, lock dirs and the audit log. Called for every entry of every directory scan, so
+ * it looks at the base name only (chokidar does not descend into an ignored dir).
+ */
 function ignored(dataDir: string, file: string): boolean {
-  const relative = path.relative(dataDir, file);
-  if (!relative || relative.startsWith('..')) return false;
-  return relative.split(path.sep).some((part) => part.startsWith('.') || part.endsWith('.tmp') || part.endsWith('.lock'))
-    || /^audit\.log/.test(relative);
+  if (file.length <= dataDir.length) return false;
+  const base = path.basename(file);
+  return base.startsWith('.') || base.endsWith('.tmp') || base.endsWith('.lock')
+    || (base.startsWith('audit.log') && path.dirname(file) === dataDir);
 }
 
 class Store implements YamlStore {
@@ -54,6 +58,7 @@ class Store implements YamlStore {
       locks: new DirectoryLocks(),
       logger: options.logger,
       now: options.now ?? (() => new Date().toISOString()),
+      quiet: (dir, fn) => this.quiet(dir, fn),
       emitAny: (event) => {
         for (const listener of this.anyListeners) {
           try {
@@ -149,7 +154,7 @@ class Store implements YamlStore {
     const created = await mkdir(dir, { recursive: true });
     if (!created || !this.watcher) return;
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, 1000); // the watcher reports even slow dirs well within this
+      const timer = setTimeout(done, 5000); // the watcher reports a new dir within ms; a loaded machine may take seconds
       function done() { clearTimeout(timer); resolve(); }
       this.dirWaiters.set(dir, () => { this.dirWaiters.delete(dir); done(); });
     });
@@ -195,6 +200,27 @@ class Store implements YamlStore {
     const window = this.windows.get(file);
     if (window) window.dirty = true;
     else this.schedule(file, 'normal');
+  }
+
+  /**
+   * Runs a bulk write with the watcher detached from `dir`. chokidar rescans a whole directory
+   * (an lstat per file) on changes, at most once a second, for as long as changes keep coming:
+   * 10,000 writes into a 10,000-file directory would cost minutes of rescans. Changes that other
+   * writers made meanwhile are caught up afterwards from the directory listing and mtimes.
+   */
+  private async quiet<R>(dir: string, fn: () => Promise<R>): Promise<R> {
+    const collection = this.collections.find((c) => c.dir === dir);
+    if (!this.watcher || !collection) return fn();
+    const since = Date.now();
+    this.watcher.unwatch(dir);
+    try {
+      return await fn();
+    } finally {
+      if (!this.closed) {
+        this.watcher.add(dir);
+        await collection.catchUp(since - 1000); // mtime granularity and clock skew margin
+      }
+    }
   }
 
   /** Keeps a promise in the in-flight set until it settles (settle() and close() wait for them). */

@@ -195,3 +195,25 @@ test('documents: updates are atomic, secrets get mode 0600, hand edits are valid
   await waitFor(() => store.invalidFiles().length === 1, 3000);
   t.is(doc.get().n, 20);
 });
+
+test('a bulk write of 200 objects is fast and a hand edit made meanwhile is not lost', async (t) => {
+  const dir = await tempDir(t);
+  const store = await openTestStore(t, dir);
+  const items = await store.collection<Item>({ name: 'items', schema: ItemSchema });
+  await items.create('existing', { name: 'Existing', value: 1 });
+  const sources: string[] = [];
+  items.onChange((e) => { if (e.id === 'existing' || e.id === 'by-hand') sources.push(`${e.id}:${e.source}`); });
+  const start = performance.now();
+  const bulk = items.updateMany(Array.from({ length: 200 }, (_, i) => ({ id: `bulk-${i}`, mutate: () => ({ name: `Bulk ${i}`, value: i }) })));
+  await writeFile(path.join(dir, 'items', 'by-hand.yaml'), 'name: By hand\nvalue: 42\n');
+  await writeFile(path.join(dir, 'items', 'existing.yaml'), 'name: Existing\nvalue: 2\n');
+  const written = await bulk;
+  t.log(`200 objects in one batch: ${(performance.now() - start).toFixed(0)} ms`);
+  t.is(written.length, 200);
+  t.is(items.list().filter((o) => o.id.startsWith('bulk-')).length, 200);
+  await waitFor(() => items.get('by-hand')?.data.value === 42 && items.get('existing')?.data.value === 2, 3000);
+  // the watcher is attached again: a later edit is seen as usual
+  await writeFile(path.join(dir, 'items', 'bulk-7.yaml'), 'name: Edited\nvalue: 700\n');
+  await waitFor(() => items.get('bulk-7')?.data.value === 700, 3000);
+  t.true(sources.includes('by-hand:file'));
+});
