@@ -195,6 +195,7 @@ export class FileCollection<T> implements Collection<T> {
         if (this.objects.has(id)) this.remove(id, 'api');
       } finally {
         this.ownWrites.delete(fresh.file);
+        this.ctx.touched(fresh.file);
       }
       return true;
     });
@@ -257,6 +258,7 @@ export class FileCollection<T> implements Collection<T> {
       this.set(object, 'api', this.objects.get(id));
     } finally {
       this.ownWrites.delete(file);
+      this.ctx.touched(file);
     }
     return { object, wrote: true };
   }

@@ -14,6 +14,12 @@ export interface StoreContext {
   logger: StoreLogger;
   now(): string;
   emitAny(event: { collection: string; id?: string; source: ChangeSource }): void;
+  /**
+   * Called after each write or removal of ours: the file is read once more when the debounce
+   * window closes. chokidar re-attaches to a file replaced by rename only after a moment, and an
+   * edit made in that moment would otherwise go unseen.
+   */
+  touched(file: string): void;
   /** Runs a bulk write of a collection dir without the watcher on it (see Store.quiet). */
   quiet<R>(dir: string, fn: () => Promise<R>): Promise<R>;
 }

@@ -105,6 +105,7 @@ export class FileDocument<T> implements StoreDocument<T> {
         this.apply(next, 'api');
       } finally {
         this.writing = null;
+        this.ctx.touched(this.path);
       }
       return next;
     });

@@ -22,6 +22,9 @@ export interface StoreOptions {
   now?: () => string;
 }
 
+/** chokidar's directory rescan is throttled to 1 s; the second look after our own write comes after it. */
+const RECHECK_AFTER_WRITE_MS = 1200;
+
 type AnyListener = (event: { collection: string; id?: string; source: ChangeSource }) => void;
 
 /**
@@ -49,6 +52,9 @@ class Store implements YamlStore {
   private readonly inFlight = new Set<Promise<unknown>>();
   private watcher: FSWatcher | null = null;
   private readonly dirWaiters = new Map<string, () => void>();
+  private readonly recheckTimers = new Set<NodeJS.Timeout>();
+  /** Dirs written in bulk right now (their writes are caught up at the end, not one by one). */
+  private readonly quietDirs = new Set<string>();
   private closed = false;
 
   constructor(private readonly options: StoreOptions) {
@@ -59,6 +65,7 @@ class Store implements YamlStore {
       logger: options.logger,
       now: options.now ?? (() => new Date().toISOString()),
       quiet: (dir, fn) => this.quiet(dir, fn),
+      touched: (file) => this.touched(file),
       emitAny: (event) => {
         for (const listener of this.anyListeners) {
           try {
@@ -142,6 +149,8 @@ class Store implements YamlStore {
     this.closed = true;
     for (const { timer } of this.windows.values()) clearTimeout(timer);
     this.windows.clear();
+    for (const timer of this.recheckTimers) clearTimeout(timer);
+    this.recheckTimers.clear();
     await this.watcher?.close();
     await Promise.all([...this.inFlight]);
   }
@@ -213,14 +222,31 @@ class Store implements YamlStore {
     if (!this.watcher || !collection) return fn();
     const since = Date.now();
     this.watcher.unwatch(dir);
+    this.quietDirs.add(dir);
     try {
       return await fn();
     } finally {
+      this.quietDirs.delete(dir);
       if (!this.closed) {
         this.watcher.add(dir);
         await collection.catchUp(since - 1000); // mtime granularity and clock skew margin
       }
     }
+  }
+
+  /**
+   * After a write of ours the file is read again twice: when the debounce window closes, and once
+   * chokidar has surely re-attached to the replaced inode (it finds it by a directory rescan,
+   * throttled to one a second). An edit made in between is then seen; unchanged bytes cost a hash.
+   */
+  private touched(file: string): void {
+    if (this.closed || this.quietDirs.has(path.dirname(file))) return;
+    this.schedule(file, 'normal');
+    const timer = setTimeout(() => {
+      this.recheckTimers.delete(timer);
+      this.schedule(file, 'normal');
+    }, RECHECK_AFTER_WRITE_MS);
+    this.recheckTimers.add(timer);
   }
 
   /** Keeps a promise in the in-flight set until it settles (settle() and close() wait for them). */
