@@ -70,7 +70,8 @@ test('first start creates datasources.yaml (0600) with pangolin and traefik from
   t.regex(views[0].etag as string, /^[0-9a-f]{32}$/);
   t.regex(views[0].created_at as string, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   // the startup sync of the discovery poller may already have run: null, or a sync record
-  t.true(views[0].last_sync === null || (typeof views[0].last_sync.at === 'string' && typeof views[0].last_sync.ok === 'boolean'));
+  const lastSync = views[0].last_sync as { at?: unknown; ok?: unknown } | null;
+  t.true(lastSync === null || (typeof lastSync.at === 'string' && typeof lastSync.ok === 'boolean'));
 });
 
 test('the configuration never overwrites an existing datasources.yaml', async (t) => {
