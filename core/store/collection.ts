@@ -91,17 +91,7 @@ export class FileCollection<T> implements Collection<T> {
    * vanishes: the watcher may attach to a new directory after its first files came and went.
    */
   async resync(): Promise<void> {
-    let names: string[] = [];
-    try {
-      names = (await readdir(this.dir)).filter((n) => YAML_FILE.test(n));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
-    const files = new Set(names.map((n) => path.join(this.dir, n)));
-    for (const object of [...this.objects.values()]) {
-      if (!files.has(object.file)) await this.ingest(object.file, 'file', 'final');
-    }
-    for (const file of files) await this.ingest(file, 'file', 'final');
+    await this.reconcileWithDisk(async () => true);
   }
 
   /**
@@ -110,6 +100,11 @@ export class FileCollection<T> implements Collection<T> {
    * cost a read and a hash each.
    */
   async catchUp(sinceMs: number): Promise<void> {
+    await this.reconcileWithDisk((file) => stat(file).then((s) => s.mtimeMs >= sinceMs, () => true));
+  }
+
+  /** Drops objects whose file is gone, then ingests new files and those `changed` selects. */
+  private async reconcileWithDisk(changed: (file: string) => Promise<boolean>): Promise<void> {
     let names: string[] = [];
     try {
       names = (await readdir(this.dir)).filter((n) => YAML_FILE.test(n));
@@ -122,8 +117,7 @@ export class FileCollection<T> implements Collection<T> {
     }
     const held = new Set([...this.objects.values()].map((o) => o.file));
     for (const file of files) {
-      const changed = !held.has(file) || (await stat(file).then((s) => s.mtimeMs >= sinceMs, () => true));
-      if (changed) await this.ingest(file, 'file', 'final');
+      if (!held.has(file) || (await changed(file))) await this.ingest(file, 'file', 'final');
     }
   }
 
