@@ -12,15 +12,14 @@
  *  - RSS of this process.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import Fastify from 'fastify';
-import { middlewareYaml, pangolinBody, resourceYaml } from './stack.ts';
+import { createStack, middlewareYaml } from './stack.ts';
 import { buildApp } from '../core/app.ts';
-import { loadConfig, PROJECT_ROOT } from '../core/config/load.ts';
+import { PROJECT_ROOT } from '../core/config/load.ts';
 import { builtinGroups } from '../plugins/index.ts';
 import { generateConfig } from '../plugins/proxy-config/generate.ts';
 import { generationInputs } from '../plugins/proxy-config/inputs.ts';
@@ -54,29 +53,9 @@ async function load(url: string, gzip: boolean): Promise<LoadResult> {
 }
 
 async function main(): Promise<void> {
-  const work = await mkdtemp(path.join(tmpdir(), 'sm-bench-'));
-  const dataDir = path.join(work, 'data');
+  const stack = await createStack(N);
+  const { config, dataDir } = stack;
   try {
-    // fake Pangolin
-    const body = pangolinBody(N);
-    const pangolin = Fastify();
-    pangolin.get('/api/v1/traefik-config', async (_req, reply) => reply.type('application/json').send(body));
-    await pangolin.listen({ host: '127.0.0.1', port: 0 });
-    const pangolinUrl = `http://127.0.0.1:${(pangolin.server.address() as { port: number }).port}/api/v1`;
-
-    // N middlewares and N resources with one assignment each, written as a GitOps user would
-    await mkdir(path.join(dataDir, 'middlewares'), { recursive: true });
-    await mkdir(path.join(dataDir, 'resources'), { recursive: true });
-    for (let i = 1; i <= N; i++) {
-      await writeFile(path.join(dataDir, 'middlewares', `rl-${i}.yaml`), middlewareYaml(i, 100));
-      await writeFile(path.join(dataDir, 'resources', `${i}-app-${i}-router.yaml`), resourceYaml(i));
-    }
-
-    const config = loadConfig({
-      env: { CONFIG_FILE: path.join(PROJECT_ROOT, 'test', 'helpers', 'empty.yaml') },
-      overrides: { log: { level: 'warn' }, storage: { data_dir: dataDir }, auth: { mode: 'off' }, templates: { seed: false }, audit: { enabled: false },
-        server: { host: '127.0.0.1', port: 0 }, datasources: { pangolin_url: pangolinUrl, traefik_url: 'http://127.0.0.1:9', active: 'pangolin' } },
-    });
     const startBoot = performance.now();
     const app = await buildApp({ config, groups: builtinGroups, logger: false });
     await app.listen({ host: '127.0.0.1', port: 0 });
@@ -144,7 +123,6 @@ async function main(): Promise<void> {
     edits.sort((a, b) => a - b);
     const rssMb = process.memoryUsage().rss / 1024 / 1024;
     await app.close();
-    await pangolin.close();
 
     const fmt = (r: LoadResult) => `${String(r.rps).padStart(7)} req/s  p99 ${String(r.p99).padStart(4)} ms${r.errors || r.non2xx ? `  (errors ${r.errors}, non-2xx ${r.non2xx})` : ''}`;
     const lines = [
@@ -160,7 +138,7 @@ async function main(): Promise<void> {
     ];
     process.stdout.write(lines.join('\n') + '\n');
   } finally {
-    await rm(work, { recursive: true, force: true });
+    await stack.close();
   }
 }
 
