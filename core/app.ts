@@ -71,8 +71,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   installJsonParser(app);
   // "no body" validates as {}: routes whose fields are all optional accept it, and a route with
   // required fields answers 422 naming them (API.md §2.1)
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined && request.method !== 'GET' && request.method !== 'HEAD') request.body = {};
+    done();
   });
 
   app.decorate('config', config);

@@ -26,11 +26,12 @@ export function requestedVersion(accept: string | undefined): string | undefined
 
 /** Rejects unsupported versions with 406 and stamps API-Version, Vary and X-Request-Id on every reply. */
 export function installVersioning(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request: FastifyRequest, reply) => {
+  // callback style, not async: it runs on every request, the provider endpoint's included
+  app.addHook('onRequest', (request: FastifyRequest, reply, done) => {
     reply.header('api-version', API_VERSION);
     reply.header('vary', 'Accept');
     reply.header('x-request-id', request.id);
     const version = requestedVersion(request.headers.accept);
-    if (version !== undefined && !SUPPORTED_VERSIONS.has(version)) throw errors.unsupportedVersion(version);
+    done(version !== undefined && !SUPPORTED_VERSIONS.has(version) ? errors.unsupportedVersion(version) : undefined);
   });
 }
