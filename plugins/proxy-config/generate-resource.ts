@@ -98,8 +98,11 @@ interface BaseRouter {
 function pangolinRouter(emitter: Emitter, resource: Resource): BaseRouter | null {
   const routers = findSection(emitter.config, 'http', 'routers');
   const key = withoutProvider(resource.router || resource.name);
-  const router = routers && Object.hasOwn(routers, key) ? routers[key] : undefined;
-  if (!isObject(router)) return null;
+  const shared = routers && Object.hasOwn(routers, key) ? routers[key] : undefined;
+  if (!isObject(shared)) return null;
+  // the router object is shared with the upstream snapshot: patch a copy (copy-on-write)
+  const router = cloneJson(shared);
+  routers![key] = router;
   return { router, upstreamMiddlewares: stringArray(router.middlewares) };
 }
 

@@ -68,6 +68,29 @@ export function cloneJson<T>(value: T): T {
   return out as T;
 }
 
+/** Sets a key as data, also `__proto__` (plain assignment would change the prototype). */
+function setOwn(target: JsonObject, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
+}
+
+/**
+ * Copy-on-write start of a generation (G2): the top level, the sections (`http`, `tcp`, …) and
+ * their maps (`http.routers`, …) are copied with sorted keys; the objects in the maps are shared
+ * with the upstream snapshot. Code that changes one of them copies it first (pangolinRouter), so
+ * the snapshot is never mutated and unchanged upstream objects keep their identity from one
+ * generation to the next (the serializer caches their JSON).
+ */
+export function copySections(upstream: JsonObject): JsonObject {
+  const copyMap = (value: unknown, depth: number): unknown => {
+    if (!isObject(value)) return value;
+    const out: JsonObject = {};
+    for (const key of Object.keys(value).sort()) setOwn(out, key, depth < 2 ? copyMap(value[key], depth + 1) : value[key]);
+    return out;
+  };
+  return copyMap(upstream, 0) as JsonObject;
+}
+
 /** True when the object has at least one own key (without allocating a key array). */
 export function hasKeys(value: object): boolean {
   for (const key in value) if (Object.hasOwn(value, key)) return true;

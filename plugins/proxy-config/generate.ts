@@ -4,7 +4,7 @@
  */
 import type { DiscoveredService, JsonObject, Middleware, MtlsState, Resource, Service } from './model.ts';
 import type { Conflict, DanglingReference, ResourceOutcome } from './generate-support.ts';
-import { cloneJson, compare, findSection, isObject, putNew, type Emitter } from './generate-support.ts';
+import { compare, copySections, findSection, isObject, putNew, type Emitter } from './generate-support.ts';
 import { patchResource } from './generate-resource.ts';
 
 export interface GenerationInput {
@@ -38,8 +38,8 @@ export interface GenerationResult {
 
 /** Builds the generated config from upstream + store objects; never mutates its input. */
 export function generateConfig(input: GenerationInput): GenerationResult {
-  // G2: Pangolin mode keeps every upstream section; the one deep copy of the upstream per run
-  const config: JsonObject = input.mode === 'pangolin' && isObject(input.upstream) ? cloneJson(input.upstream) : {};
+  // G2: Pangolin mode keeps every upstream section (copy-on-write: see copySections)
+  const config: JsonObject = input.mode === 'pangolin' && isObject(input.upstream) ? copySections(input.upstream) : {};
   const emitter = createEmitter(input, config);
 
   emitMiddlewares(emitter, input.middlewares);
@@ -97,14 +97,16 @@ function createEmitter(input: GenerationInput, config: JsonObject): Emitter {
 /** G4: every middleware of ours, assigned or not, so other providers can use `<id>@http`. */
 function emitMiddlewares(emitter: Emitter, middlewares: Middleware[]): void {
   for (const m of middlewares) {
-    putNew(emitter, 'middleware', ['http', 'middlewares'], m.id, { [m.type]: cloneJson(m.config) });
+    // config objects are shared, not copied: nothing changes them after this point (the serializer
+    // then finds the same object in every generation and reuses its JSON)
+    putNew(emitter, 'middleware', ['http', 'middlewares'], m.id, { [m.type]: m.config });
   }
 }
 
 /** G4: manual and template services go to the section of their protocol. */
 function emitServices(emitter: Emitter, services: Service[]): void {
   for (const s of services) {
-    putNew(emitter, 'service', [s.protocol ?? 'http', 'services'], s.id, { [s.type]: cloneJson(s.config) });
+    putNew(emitter, 'service', [s.protocol ?? 'http', 'services'], s.id, { [s.type]: s.config });
   }
 }
 

@@ -6,7 +6,7 @@
 import { gzip } from 'node:zlib';
 import { promisify } from 'node:util';
 import { generateConfig, type GenerationInput, type GenerationResult } from './generate.ts';
-import { etagOf, serializeJson, serializeYaml } from './serialize.ts';
+import { etagOf, FragmentCache, serializeJson, serializeYaml } from './serialize.ts';
 import type { SchemaChecker, SchemaWarning } from './schema-check.ts';
 
 const gzipAsync = promisify(gzip);
@@ -26,8 +26,8 @@ export class Generation {
   private yamlForm: Encoded | null = null;
   schemaWarnings: SchemaWarning[] = [];
 
-  constructor(readonly result: GenerationResult, readonly generatedAt: string, readonly durationMs: number) {
-    const body = serializeJson(result.config);
+  constructor(readonly result: GenerationResult, readonly generatedAt: string, readonly durationMs: number, fragments?: FragmentCache) {
+    const body = serializeJson(result.config, fragments);
     this.json = { body, etag: etagOf(body), gzip: null };
   }
 
@@ -64,6 +64,7 @@ export class ConfigProvider {
   private pending: Promise<Generation | null> | null = null;
   private dirty = false;
   private lastDurationMs = 0;
+  private readonly fragments = new FragmentCache();
   private closed = false;
   private readonly listeners = new Set<(generation: Generation) => void>();
 
@@ -126,7 +127,7 @@ export class ConfigProvider {
       if (!input) return;
       const start = performance.now();
       const result = generateConfig(input);
-      const next = new Generation(result, this.options.now().toISOString(), performance.now() - start);
+      const next = new Generation(result, this.options.now().toISOString(), performance.now() - start, this.fragments);
       if (this.generation && this.generation.json.etag === next.json.etag) {
         this.options.logger.debug({ etag: next.json.etag }, 'provider config regenerated: unchanged');
         return;

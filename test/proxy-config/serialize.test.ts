@@ -1,8 +1,9 @@
 import test from 'ava';
 import { createHash } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
-import { etagOf, serializeJson, serializeYaml } from '../../plugins/proxy-config/serialize.ts';
-import { loadFixture, schemaWarnings } from './inputs.ts';
+import { etagOf, FragmentCache, serializeJson, serializeYaml } from '../../plugins/proxy-config/serialize.ts';
+import { generateConfig, type GenerationInput } from '../../plugins/proxy-config/generate.ts';
+import { appV2, authelia, fixtureResource, type FixtureRouter, loadFixture, pangolinInput, rateLimit, schemaWarnings } from './inputs.ts';
 
 const sample = {
   http: {
@@ -70,4 +71,37 @@ test('schema check lists newer Traefik fields once each, without oneOf noise', (
     { path: '/http/middlewares/h/headers', message: 'must NOT have additional properties: "bogus"' },
     { path: '/http/middlewares/e', message: 'must NOT have additional properties: "encodedCharacters"' },
   ]);
+});
+
+const JELLYFIN: FixtureRouter = { id: '6-jellyfin-media-router', name: '6-Jellyfin-Media-router', host: 'media.example.com', service: '6-Jellyfin-Media-service' };
+
+test('the fragment cache gives the same bytes as a full serialisation, generation after generation', (t) => {
+  const upstream = loadFixture('pangolin', 'traefik-config.json');
+  const cache = new FragmentCache();
+  const jellyfin = fixtureResource(JELLYFIN, {}, { headers: { request: { 'X-A': '1' }, response: {} } });
+  const steps: GenerationInput[] = [
+    pangolinInput(upstream, { middlewares: [authelia, rateLimit], services: [appV2], resources: [jellyfin] }),
+    // same objects again: every unchanged object comes from the cache
+    pangolinInput(upstream, { middlewares: [authelia, rateLimit], services: [appV2], resources: [jellyfin] }),
+    // a changed middleware (a new object, as the store makes on every change) and a new upstream body
+    pangolinInput(loadFixture('pangolin', 'traefik-config-changed.json'), { middlewares: [{ ...rateLimit, config: { average: 5, burst: 1 } }], services: [appV2], resources: [jellyfin] }),
+    pangolinInput(upstream, { middlewares: [], services: [], resources: [] }),
+  ];
+  for (const [i, input] of steps.entries()) {
+    const config = generateConfig(input).config;
+    t.true(serializeJson(config, cache).equals(serializeJson(config)), `step ${i}`);
+  }
+});
+
+test('copy-on-write: unchanged upstream objects keep their identity, the snapshot is never changed', (t) => {
+  const upstream = loadFixture('pangolin', 'traefik-config.json') as any;
+  const before = JSON.stringify(upstream);
+  const jellyfin = fixtureResource(JELLYFIN, {}, { priority: { priority: 900 } });
+  const first = generateConfig(pangolinInput(upstream, { resources: [jellyfin] })).config as any;
+  const second = generateConfig(pangolinInput(upstream, { resources: [jellyfin] })).config as any;
+  t.is(first.http.routers['1-Nextcloud-router'], upstream.http.routers['1-Nextcloud-router']);
+  t.is(second.http.services['1-Nextcloud-service'], first.http.services['1-Nextcloud-service']);
+  t.not(first.http.routers['6-Jellyfin-Media-router'], upstream.http.routers['6-Jellyfin-Media-router']);
+  t.is(first.http.routers['6-Jellyfin-Media-router'].priority, 900);
+  t.is(JSON.stringify(upstream), before);
 });
