@@ -81,13 +81,19 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const store = await openStore({ dataDir: config.storage.data_dir, logger: app.log.child({ component: 'store' }) });
   app.decorate('store', store);
   app.addHook('onClose', async () => store.close());
-  app.decorate('settings', await openSettings(store));
+  try {
+    app.decorate('settings', await openSettings(store));
 
-  await app.register(corsPlugin);
-  await app.register(authPlugin);
-  await app.register(auditPlugin);
-  for (const group of options.groups) await app.register(group.plugin, { config });
-  await app.register(pluginLoader, { config, generation: options.generation ?? 1 });
+    await app.register(corsPlugin);
+    await app.register(authPlugin);
+    await app.register(auditPlugin);
+    for (const group of options.groups) await app.register(group.plugin, { config });
+    await app.register(pluginLoader, { config, generation: options.generation ?? 1 });
+  } catch (err) {
+    // nobody gets the instance to close: release the store (watcher) and what the groups opened
+    await app.close().catch(() => store.close());
+    throw err;
+  }
   return app;
 }
 
