@@ -26,7 +26,7 @@ export class Generation {
   private yamlForm: Encoded | null = null;
   schemaWarnings: SchemaWarning[] = [];
 
-  constructor(readonly result: GenerationResult, readonly generatedAt: string, readonly durationMs: number, fragments?: FragmentCache) {
+  constructor(public result: GenerationResult, readonly generatedAt: string, readonly durationMs: number, fragments?: FragmentCache) {
     const body = serializeJson(result.config, fragments);
     this.json = { body, etag: etagOf(body), gzip: null };
   }
@@ -129,6 +129,8 @@ export class ConfigProvider {
       const result = generateConfig(input);
       const next = new Generation(result, this.options.now().toISOString(), performance.now() - start, this.fragments);
       if (this.generation && this.generation.json.etag === next.json.etag) {
+        // same bytes, but conflicts, dangling references and outcomes may differ (status reports them)
+        this.generation.result = result;
         this.options.logger.debug({ etag: next.json.etag }, 'provider config regenerated: unchanged');
         return;
       }
