@@ -27,6 +27,7 @@ export class AppHost {
   private current: Instance | null = null;
   private generationCounter = 0;
   private reloading: Promise<boolean> | null = null;
+  private closing = false;
 
   constructor(private readonly build: InstanceBuilder, private readonly logger: FastifyBaseLogger) {
     this.server = http.createServer((req, res) => this.dispatch(req, res));
@@ -48,6 +49,7 @@ export class AppHost {
 
   /** Builds a new instance and swaps it in; false (old instance kept) when the build fails. */
   reload(): Promise<boolean> {
+    if (this.closing) return Promise.resolve(false);
     // reloads never overlap: a change during a reload is picked up by the next one
     this.reloading ??= this.swap().finally(() => { this.reloading = null; });
     return this.reloading;
@@ -55,6 +57,7 @@ export class AppHost {
 
   /** Closes the current instance and the socket. */
   async close(): Promise<void> {
+    this.closing = true; // a reload asked for from now on is refused, one under way finishes first
     await this.reloading;
     const instance = this.current;
     this.current = null;

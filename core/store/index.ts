@@ -163,9 +163,9 @@ class Store implements YamlStore {
     const created = await mkdir(dir, { recursive: true });
     if (!created || !this.watcher) return;
     await new Promise<void>((resolve) => {
+      const done = () => { clearTimeout(timer); this.dirWaiters.delete(dir); resolve(); };
       const timer = setTimeout(done, 5000); // the watcher reports a new dir within ms; a loaded machine may take seconds
-      function done() { clearTimeout(timer); resolve(); }
-      this.dirWaiters.set(dir, () => { this.dirWaiters.delete(dir); done(); });
+      this.dirWaiters.set(dir, done);
     });
   }
 

@@ -41,8 +41,14 @@ export class Generation {
   }
 }
 
+/** Fills `encoded.gzip`; on failure the plain body keeps being served (gzip is optional). */
 async function compress(encoded: Encoded): Promise<void> {
-  if (encoded.body.length > GZIP_MIN_BYTES) encoded.gzip = await gzipAsync(encoded.body);
+  if (encoded.body.length <= GZIP_MIN_BYTES) return;
+  try {
+    encoded.gzip = await gzipAsync(encoded.body);
+  } catch {
+    encoded.gzip = null;
+  }
 }
 
 export interface ProviderLogger {

@@ -78,3 +78,19 @@ test('a reload whose build fails keeps the running instance', async (t) => {
   t.is(host.generation, 1);
   t.is((await fetch(`${base}/api/health`)).status, 200);
 });
+
+test('after close() starts, a reload is refused and builds nothing', async (t) => {
+  const dir = await tempDir(t);
+  const config = testConfig(path.join(dir, 'data'), { auth: { mode: 'off' } });
+  const silent = (await import('pino')).default({ level: 'silent' });
+  let builds = 0;
+  const host = new AppHost((generation, serverFactory) => {
+    builds++;
+    return buildApp({ config, groups: builtinGroups, generation, serverFactory, logger: false });
+  }, silent);
+  await host.start();
+  const closing = host.close();
+  t.false(await host.reload());
+  await closing;
+  t.is(builds, 1);
+});
