@@ -1,9 +1,8 @@
 /** /api/auth: token management (class A) and whoami (class O), API.md §4.15. */
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import { ErrorBody } from '../shared-schemas.ts';
+import { ErrorBody, paginate } from '../shared-schemas.ts';
 import { authErrors } from './errors.ts';
-import { sendPage } from './paging.ts';
 import {
   CommonErrors, CreatedToken, CreateTokenBody, ListQuery, TokenList, TokenParams, WhoAmI,
   type CreateTokenInput, type ListQueryType, type TokenParamsType,
@@ -16,7 +15,7 @@ async function authRoutes(app: FastifyInstance): Promise<void> {
   app.get(TOKENS, {
     config: { auth: 'admin' },
     schema: { tags: ['auth'], summary: 'List API tokens (never their values)', querystring: ListQuery, response: { 200: TokenList, ...CommonErrors } },
-  }, async (request, reply) => sendPage(request, reply, app.auth.list(), request.query as ListQueryType));
+  }, async (request, reply) => paginate(request, reply, app.auth.list(), request.query as ListQueryType));
 
   app.post(TOKENS, {
     config: { auth: 'admin' },
