@@ -1,7 +1,7 @@
 /** Collects the generator's inputs from the other groups' in-memory state (no file reads). */
 import type { FastifyInstance } from 'fastify';
 import type { GenerationInput } from './generate.ts';
-import type { DiscoveredService, Middleware, MtlsState, Resource, Service } from './model.ts';
+import type { Middleware, MtlsState, Resource, Service } from './model.ts';
 import { defaultMiddlewareConfig } from './model.ts';
 
 /** mTLS state while the mTLS group is not installed: globally disabled. */
@@ -33,7 +33,7 @@ export function generationInputs(app: FastifyInstance): () => GenerationInput | 
       upstream,
       middlewares: app.middlewares.records().map((o) => ({ id: o.id, ...o.data }) as Middleware),
       services: app.services.records().map((o) => ({ id: o.id, ...o.data }) as Service),
-      discoveredServices: app.upstream.discoveredServices() as DiscoveredService[],
+      discoveredServices: app.upstream.discoveredServices(),
       resources: app.resources.list() as Resource[],
       mtls: mtlsState(app),
     };

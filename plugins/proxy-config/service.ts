@@ -26,7 +26,7 @@ export class Generation {
   private yamlForm: Encoded | null = null;
   schemaWarnings: SchemaWarning[] = [];
 
-  constructor(public result: GenerationResult, readonly generatedAt: string, readonly durationMs: number, fragments?: FragmentCache) {
+  constructor(public result: GenerationResult, readonly generatedAt: string, fragments?: FragmentCache) {
     const body = serializeJson(result.config, fragments);
     this.json = { body, etag: etagOf(body), gzip: null };
   }
@@ -133,7 +133,8 @@ export class ConfigProvider {
       if (!input) return;
       const start = performance.now();
       const result = generateConfig(input);
-      const next = new Generation(result, this.options.now().toISOString(), performance.now() - start, this.fragments);
+      const next = new Generation(result, this.options.now().toISOString(), this.fragments);
+      const ms = Math.round(performance.now() - start); // generation + JSON + ETag
       if (this.generation && this.generation.json.etag === next.json.etag) {
         // same bytes, but conflicts, dangling references and outcomes may differ (status reports them)
         this.generation.result = result;
@@ -142,7 +143,7 @@ export class ConfigProvider {
       }
       this.generation = next;
       void compress(next.json);
-      this.options.logger.info({ etag: next.json.etag, ms: Math.round(next.durationMs), bytes: next.json.body.length, ...result.counts }, 'provider config regenerated');
+      this.options.logger.info({ etag: next.json.etag, ms, bytes: next.json.body.length, ...result.counts }, 'provider config regenerated');
       // schema check (G13) after the swap: it reports, it never holds back serving
       setImmediate(() => {
         if (this.options.schemaCheck && this.generation === next) next.schemaWarnings = this.options.schemaCheck(result.config);
