@@ -103,6 +103,7 @@ function pangolinRouter(emitter: Emitter, resource: Resource): BaseRouter | null
   // the router object is shared with the upstream snapshot: patch a copy (copy-on-write)
   const router = cloneJson(shared);
   routers![key] = router;
+  if (emitter.recording) emitter.recording.replaced = { key, router };
   return { router, upstreamMiddlewares: stringArray(router.middlewares) };
 }
 

@@ -23,6 +23,22 @@ export interface ResourceOutcome {
   warnings: string[];
 }
 
+/** One object a patch added with putNew. */
+export interface Put {
+  path: [string, string];
+  key: string;
+  value: unknown;
+}
+
+/** What patching one resource did to the config (generate-memo.ts replays it). */
+export interface Recording {
+  puts: Put[];
+  /** Pangolin mode: the patched copy that replaced `http.routers[key]` */
+  replaced: { key: string; router: JsonObject } | null;
+  /** false when the result depends on more than the memo key (TCP routers read service bodies) */
+  cacheable: boolean;
+}
+
 /** Lookup tables and accumulators of one generation run. */
 export interface Emitter {
   mode: 'pangolin' | 'traefik';
@@ -40,6 +56,8 @@ export interface Emitter {
   traefikRouters: Map<string, JsonObject>;
   conflicts: Conflict[];
   dangling: DanglingReference[];
+  /** set while the memo records a patch */
+  recording: Recording | null;
 }
 
 /** True for a plain JSON object (not null, not an array). */
@@ -121,6 +139,7 @@ export function putNew(emitter: Emitter, kind: Conflict['kind'], path: [string, 
     return false;
   }
   target[key] = value;
+  emitter.recording?.puts.push({ path, key, value });
   return true;
 }
 

@@ -10,6 +10,8 @@ const DEFAULT_PORTS: Record<string, string> = { 'http:': '80', 'h2c:': '80', 'ht
 /** Emits `tcp.routers.<id>_tcp` (and its derived service) next to the patched HTTP router. */
 export function emitTcpRouter(emitter: Emitter, resource: Resource, config: ResourceConfig, httpRouter: JsonObject, warnings: string[]): void {
   const name = `${resource.id}_tcp`;
+  // derived servers come from service bodies, which the memo does not key on
+  if (emitter.recording) emitter.recording.cacheable = false;
   const rule = config.tcp.sni_rule ?? (resource.host ? `HostSNI(\`${resource.host}\`)` : null);
   if (rule === null) {
     warnings.push('TCP router omitted: no sni_rule and the resource has no host');

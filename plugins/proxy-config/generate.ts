@@ -6,6 +6,7 @@ import type { DiscoveredService, JsonObject, Middleware, MtlsState, Resource, Se
 import type { Conflict, DanglingReference, ResourceOutcome } from './generate-support.ts';
 import { compare, copySections, findSection, isObject, putNew, type Emitter } from './generate-support.ts';
 import { patchResource } from './generate-resource.ts';
+import type { PatchMemo } from './generate-memo.ts';
 
 export interface GenerationInput {
   mode: 'pangolin' | 'traefik';
@@ -36,8 +37,11 @@ export interface GenerationResult {
   counts: GenerationCounts;
 }
 
-/** Builds the generated config from upstream + store objects; never mutates its input. */
-export function generateConfig(input: GenerationInput): GenerationResult {
+/**
+ * Builds the generated config from upstream + store objects; never mutates its input. With a memo
+ * (kept across generations), resources whose inputs did not change reuse their previous patch.
+ */
+export function generateConfig(input: GenerationInput, memo?: PatchMemo): GenerationResult {
   // G2: Pangolin mode keeps every upstream section (copy-on-write: see copySections)
   const config: JsonObject = input.mode === 'pangolin' && isObject(input.upstream) ? copySections(input.upstream) : {};
   const emitter = createEmitter(input, config);
@@ -49,11 +53,15 @@ export function generateConfig(input: GenerationInput): GenerationResult {
   let patched = 0;
   // by id, so that two resources claiming the same router always resolve the same way
   const ordered = sortedById(input.resources);
+  memo?.begin(input);
   for (const resource of ordered) {
-    const outcome = patchResource(emitter, resource);
+    const outcome = memo
+      ? memo.replay(emitter, resource) ?? memo.record(emitter, resource, () => patchResource(emitter, resource))
+      : patchResource(emitter, resource);
     if (outcome.emitted) patched += 1;
     resources[resource.id] = outcome;
   }
+  memo?.end();
   if (emitter.mtlsUsed) emitMtlsHelpers(emitter, input.mtls);
 
   checkChainMembers(emitter, input.middlewares);
@@ -91,6 +99,7 @@ function createEmitter(input: GenerationInput, config: JsonObject): Emitter {
     traefikRouters,
     conflicts: [],
     dangling: [],
+    recording: null,
   };
 }
 

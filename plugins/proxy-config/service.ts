@@ -6,6 +6,7 @@
 import { gzip } from 'node:zlib';
 import { promisify } from 'node:util';
 import { generateConfig, type GenerationInput, type GenerationResult } from './generate.ts';
+import { PatchMemo } from './generate-memo.ts';
 import { etagOf, FragmentCache, serializeJson, serializeYaml } from './serialize.ts';
 import type { SchemaChecker, SchemaWarning } from './schema-check.ts';
 
@@ -71,6 +72,7 @@ export class ConfigProvider {
   private dirty = false;
   private lastDurationMs = 0;
   private readonly fragments = new FragmentCache();
+  private readonly memo = new PatchMemo();
   private closed = false;
   private readonly listeners = new Set<(generation: Generation) => void>();
 
@@ -132,7 +134,7 @@ export class ConfigProvider {
       input = this.options.inputs();
       if (!input) return;
       const start = performance.now();
-      const result = generateConfig(input);
+      const result = generateConfig(input, this.memo);
       const next = new Generation(result, this.options.now().toISOString(), this.fragments);
       const ms = Math.round(performance.now() - start); // generation + JSON + ETag
       if (this.generation && this.generation.json.etag === next.json.etag) {
@@ -143,7 +145,7 @@ export class ConfigProvider {
       }
       this.generation = next;
       void compress(next.json);
-      this.options.logger.info({ etag: next.json.etag, ms, bytes: next.json.body.length, ...result.counts }, 'provider config regenerated');
+      this.options.logger.info({ etag: next.json.etag, ms, bytes: next.json.body.length, ...result.counts, ...this.memo.stats }, 'provider config regenerated');
       // schema check (G13) after the swap: it reports, it never holds back serving
       setImmediate(() => {
         if (this.options.schemaCheck && this.generation === next) next.schemaWarnings = this.options.schemaCheck(result.config);

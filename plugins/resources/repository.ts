@@ -16,6 +16,11 @@ export class ResourceRepository {
   private collection!: Collection<ResourceFileData>;
   private readonly discovered = new Map<string, DiscoveredPart>();
   private cache: ResourceRecord[] | null = null;
+  /**
+   * Records by id with what they were built from: an unchanged resource keeps its record object
+   * across rebuilds of the list (the config generator's memo keys on that identity).
+   */
+  private built = new Map<string, { stored: StoredObject<ResourceFileData>; part: DiscoveredPart; record: ResourceRecord }>();
   private readonly listeners = new Set<() => void>();
 
   /** Connects the store collection and seeds the discovered parts from the files. */
@@ -33,7 +38,17 @@ export class ResourceRepository {
 
   /** Every resource, sorted by id. The array is shared: callers must not modify it. */
   records(): ResourceRecord[] {
-    this.cache ??= this.collection.list().map((stored) => this.recordOf(stored));
+    if (!this.cache) {
+      const built = new Map<string, { stored: StoredObject<ResourceFileData>; part: DiscoveredPart; record: ResourceRecord }>();
+      this.cache = this.collection.list().map((stored) => {
+        const part = this.discovered.get(stored.id) ?? discoveredFromFile(stored.id, stored.data);
+        const previous = this.built.get(stored.id);
+        const record = previous && previous.stored === stored && previous.part === part ? previous.record : compose(stored.id, part, overridesFromFile(stored.data));
+        built.set(stored.id, { stored, part, record });
+        return record;
+      });
+      this.built = built;
+    }
     return this.cache;
   }
 
@@ -87,7 +102,12 @@ export class ResourceRepository {
   async writeDiscovered(entries: { record: ResourceRecord; isNew: boolean }[]): Promise<boolean[]> {
     const todo = entries.filter(({ record, isNew }) => isNew || this.collection.has(record.id));
     if (todo.length === 0) return entries.map(() => false);
-    for (const { record } of todo) this.discovered.set(record.id, discoveredOf(record));
+    for (const { record } of todo) {
+      const part = discoveredOf(record);
+      const known = this.discovered.get(record.id);
+      // an unchanged part keeps its object, and with it the resource's record (see `built`)
+      if (!known || !sameDiscovered(known, part)) this.discovered.set(record.id, part);
+    }
     this.changed();
     const written = new Set<string>();
     await this.collection.updateMany(todo.map(({ record, isNew }) => ({

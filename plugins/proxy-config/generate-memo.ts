@@ -1,0 +1,132 @@
+/**
+ * Per-resource memo of the generator (API.md §4.9, issue 4: regeneration at 10,000 routers).
+ *
+ * Patching a resource is a pure function of: the resource record, the object it patches (the
+ * upstream router in Pangolin mode, the runtime router in Traefik mode) and a small environment
+ * (mode, mTLS state, which middleware / service / discovered-service ids exist, which upstream
+ * service keys exist). When none of these changed since the previous generation, the memo replays
+ * what patching did (the objects it put, the router it replaced, its dangling references) instead of
+ * patching again. The replayed objects are the same objects as before, so the serializer's
+ * FragmentCache also finds their JSON: an edit of one middleware no longer rebuilds and
+ * re-serialises 10,000 routers.
+ *
+ * Anything unusual is not memoised and patched for real each time: a resource whose patching met a
+ * conflict (a key already taken), TCP routers (their servers depend on service bodies), and a
+ * replay whose keys are taken by then.
+ */
+import { stringifyCanonical } from '../datasource/lossless-json.ts';
+import type { DanglingReference, Emitter, Recording, ResourceOutcome } from './generate-support.ts';
+import { findSection, section } from './generate-support.ts';
+import type { GenerationInput } from './generate.ts';
+import type { JsonObject, Resource } from './model.ts';
+
+interface Entry {
+  resource: Resource;
+  base: unknown;
+  recording: Recording;
+  dangling: DanglingReference[];
+  mtlsUsed: boolean;
+  outcome: ResourceOutcome;
+}
+
+export interface MemoStats {
+  replayed: number;
+  patched: number;
+}
+
+/** Kept by the caller across generations (the provider holds one). */
+export class PatchMemo {
+  private environment = '';
+  private previous = new Map<string, Entry>();
+  private current = new Map<string, Entry>();
+  stats: MemoStats = { replayed: 0, patched: 0 };
+
+  /** Starts a generation: a changed environment forgets every entry. */
+  begin(input: GenerationInput): void {
+    const environment = environmentOf(input);
+    if (environment !== this.environment) {
+      this.environment = environment;
+      this.previous = new Map();
+    }
+    this.current = new Map();
+    this.stats = { replayed: 0, patched: 0 };
+  }
+
+  /** Ends a generation: entries of resources not seen in it are dropped. */
+  end(): void {
+    this.previous = this.current;
+    this.current = new Map();
+  }
+
+  /** Replays the previous patch of `resource` when its key still holds; null when it must be patched. */
+  replay(emitter: Emitter, resource: Resource): ResourceOutcome | null {
+    const entry = this.previous.get(resource.id);
+    if (!entry || entry.resource !== resource || entry.base !== baseOf(emitter, resource)) return null;
+    const { puts, replaced } = entry.recording;
+    for (const put of puts) {
+      const target = findSection(emitter.config, put.path[0], put.path[1]);
+      if (target && Object.hasOwn(target, put.key)) return null;
+    }
+    if (replaced) section(emitter.config, 'http', 'routers')[replaced.key] = replaced.router;
+    for (const put of puts) section(emitter.config, put.path[0], put.path[1])[put.key] = put.value;
+    for (const d of entry.dangling) emitter.dangling.push(d);
+    if (entry.mtlsUsed) emitter.mtlsUsed = true;
+    this.current.set(resource.id, entry);
+    this.stats.replayed += 1;
+    return entry.outcome;
+  }
+
+  /** Patches for real through `patch`, remembering the result when it is cacheable. */
+  record(emitter: Emitter, resource: Resource, patch: () => ResourceOutcome): ResourceOutcome {
+    const base = baseOf(emitter, resource);
+    const recording: Recording = { puts: [], replaced: null, cacheable: true };
+    const danglingFrom = emitter.dangling.length;
+    const conflictsFrom = emitter.conflicts.length;
+    const mtlsBefore = emitter.mtlsUsed;
+    emitter.mtlsUsed = false;
+    emitter.recording = recording;
+    let outcome: ResourceOutcome;
+    try {
+      outcome = patch();
+    } finally {
+      emitter.recording = null;
+    }
+    const mtlsUsed = emitter.mtlsUsed;
+    emitter.mtlsUsed = mtlsBefore || mtlsUsed;
+    this.stats.patched += 1;
+    if (recording.cacheable && emitter.conflicts.length === conflictsFrom) {
+      this.current.set(resource.id, { resource, base, recording, dangling: emitter.dangling.slice(danglingFrom), mtlsUsed, outcome });
+    }
+    return outcome;
+  }
+}
+
+/** The object a resource's patch starts from: its upstream router (Pangolin) or runtime router (Traefik). */
+function baseOf(emitter: Emitter, resource: Resource): unknown {
+  if (emitter.mode === 'traefik') return emitter.traefikRouters.get(resource.router);
+  const routers = findSection(emitter.config, 'http', 'routers');
+  const name = resource.router || resource.name;
+  const at = name.lastIndexOf('@');
+  const key = at === -1 ? name : name.slice(0, at);
+  return routers && Object.hasOwn(routers, key) ? routers[key] : undefined;
+}
+
+/**
+ * Everything outside the resource and its base that patching reads: mode, mTLS state, the ids of
+ * our middlewares (existence only: their bodies are emitted apart), our services and discovered
+ * services (id, protocol, upstream name) and the upstream's service keys (Pangolin references).
+ */
+function environmentOf(input: GenerationInput): string {
+  const parts: string[] = [input.mode, stringifyCanonical(input.mtls)];
+  parts.push(input.middlewares.map((m) => m.id).join('\n'));
+  parts.push(input.services.map((s) => `${s.id}\t${s.protocol ?? 'http'}`).join('\n'));
+  parts.push(input.discoveredServices.map((d) => `${d.id}\t${d.protocol}\t${d.upstream_name}`).join('\n'));
+  if (input.mode === 'pangolin' && typeof input.upstream === 'object' && input.upstream !== null) {
+    const upstream = input.upstream as JsonObject;
+    for (const protocol of ['http', 'tcp', 'udp']) {
+      const services = findSection(upstream, protocol, 'services');
+      parts.push(services ? Object.keys(services).join('\n') : '');
+    }
+  }
+  return parts.join('\0');
+}
