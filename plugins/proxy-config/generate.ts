@@ -108,14 +108,29 @@ function emitMiddlewares(emitter: Emitter, middlewares: Middleware[]): void {
   for (const m of middlewares) {
     // config objects are shared, not copied: nothing changes them after this point (the serializer
     // then finds the same object in every generation and reuses its JSON)
-    putNew(emitter, 'middleware', ['http', 'middlewares'], m.id, { [m.type]: m.config });
+    putNew(emitter, 'middleware', ['http', 'middlewares'], m.id, wrapped(m.type, m.config));
   }
+}
+
+const wrappers = new WeakMap<JsonObject, { type: string; wrapper: JsonObject }>();
+
+/**
+ * `{[type]: config}`, the same object for as long as the stored config object is the same: the
+ * serializer and the schema check then recognise an unchanged middleware or service by identity.
+ */
+function wrapped(type: string, config: JsonObject): JsonObject {
+  if (typeof config !== 'object' || config === null) return { [type]: config };
+  const known = wrappers.get(config);
+  if (known && known.type === type) return known.wrapper;
+  const wrapper = { [type]: config };
+  wrappers.set(config, { type, wrapper });
+  return wrapper;
 }
 
 /** G4: manual and template services go to the section of their protocol. */
 function emitServices(emitter: Emitter, services: Service[]): void {
   for (const s of services) {
-    putNew(emitter, 'service', [s.protocol ?? 'http', 'services'], s.id, { [s.type]: s.config });
+    putNew(emitter, 'service', [s.protocol ?? 'http', 'services'], s.id, wrapped(s.type, s.config));
   }
 }
 

@@ -35,7 +35,7 @@ export const PREFIXES = ['/api/proxy-config', '/api/v1/proxy-config', '/api/v1/t
 async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): Promise<void> {
   const schemaPath = options.schemaPath ?? DEFAULT_TRAEFIK_SCHEMA_PATH;
   // the schema check only reports (G13); without the schema file the provider still serves
-  const schemaCheck = existsSync(schemaPath) ? createSchemaChecker(schemaPath) : null;
+  const schemaCheck = existsSync(schemaPath) ? createSchemaChecker(schemaPath, { memo: true }) : null;
   if (!schemaCheck) app.log.warn({ schemaPath }, 'Traefik JSON schema not found: schema_warnings stay empty');
   const log = app.log.child({ component: 'proxy-config' });
   const provider = new ConfigProvider({ inputs: generationInputs(app), schemaCheck, logger: log, now: app.now });

@@ -3,7 +3,7 @@
  * Findings are warnings (usually upstream fields newer than the schema), never a reason not to serve.
  */
 import { readFileSync } from 'node:fs';
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 
 export interface SchemaWarning {
   /** JSON pointer into the config ("" = the root) */
@@ -13,18 +13,96 @@ export interface SchemaWarning {
 
 export type SchemaChecker = (config: unknown) => SchemaWarning[];
 
+export interface SchemaCheckerOptions {
+  /**
+   * Remember the errors of each router, service and middleware object by identity, and check only
+   * objects not seen before. Only for configs whose objects never change once checked (the
+   * provider's generations): at 10,000 routers a full check costs ~80 ms, an incremental one a few.
+   */
+  memo?: boolean;
+}
+
 const BRANCH = /\/oneOf\/[0-9]+\//;
+/** Keywords a map schema (`http.routers` …) may have for its entries to be checked one by one. */
+const MAP_KEYWORDS = new Set(['type', 'description', 'additionalProperties']);
+
+interface EntryMap {
+  section: string;
+  kind: string;
+  validate: ValidateFunction;
+}
 
 /** Compiles the schema at `schemaPath` once and returns a checker for generated configs. */
-export function createSchemaChecker(schemaPath: string): SchemaChecker {
+export function createSchemaChecker(schemaPath: string, options: SchemaCheckerOptions = {}): SchemaChecker {
   // read, not import: the schema lives outside the project and its path is configuration
-  const schema = JSON.parse(readFileSync(schemaPath, 'utf8')) as object;
-  const validate = new Ajv({ allErrors: true }).compile(schema);
+  const schema = JSON.parse(readFileSync(schemaPath, 'utf8')) as JsonSchema;
+  const ajv = new Ajv({ allErrors: true });
+  const validate = ajv.compile(schema);
+  if (!options.memo) {
+    return (config) => (validate(withoutBigInt(config)) ? [] : summarise(validate.errors ?? []));
+  }
+  const maps = entryMaps(ajv, schema);
+  const known = new WeakMap<object, ErrorObject[]>();
   return (config) => {
-    if (validate(withoutBigInt(config))) return [];
-    return summarise(validate.errors ?? []);
+    // the skeleton (maps emptied) against the whole schema, then each map entry against its definition
+    const errors = validate(withoutBigInt(skeleton(config, maps))) ? [] : [...(validate.errors ?? [])];
+    for (const map of maps) {
+      const entries = entriesOf(config, map);
+      if (!entries) continue;
+      for (const key of Object.keys(entries)) {
+        const entry = entries[key];
+        let found = typeof entry === 'object' && entry !== null ? known.get(entry) : undefined;
+        if (!found) {
+          found = map.validate(withoutBigInt(entry)) ? [] : [...(map.validate.errors ?? [])];
+          if (typeof entry === 'object' && entry !== null) known.set(entry, found);
+        }
+        if (found.length === 0) continue;
+        const prefix = `/${map.section}/${map.kind}/${pointerToken(key)}`;
+        for (const e of found) errors.push({ ...e, instancePath: prefix + e.instancePath });
+      }
+    }
+    return errors.length === 0 ? [] : summarise(errors);
   };
 }
+
+type JsonSchema = { properties?: Record<string, JsonSchema>; additionalProperties?: unknown; definitions?: Record<string, unknown> } & Record<string, unknown>;
+
+/** The maps `<section>.<kind>` whose schema is just "an object of `$ref`s" (routers, services, middlewares). */
+function entryMaps(ajv: Ajv, schema: JsonSchema): EntryMap[] {
+  const out: EntryMap[] = [];
+  for (const [section, sectionSchema] of Object.entries(schema.properties ?? {})) {
+    for (const [kind, mapSchema] of Object.entries(sectionSchema.properties ?? {})) {
+      const entry = mapSchema.additionalProperties as { $ref?: unknown } | undefined;
+      const simple = Object.keys(mapSchema).every((k) => MAP_KEYWORDS.has(k));
+      if (!simple || typeof entry?.$ref !== 'string' || !entry.$ref.startsWith('#/definitions/')) continue;
+      out.push({ section, kind, validate: ajv.compile({ definitions: schema.definitions, $ref: entry.$ref }) });
+    }
+  }
+  return out;
+}
+
+function entriesOf(config: unknown, map: EntryMap): Record<string, unknown> | null {
+  const section = isRecord(config) ? config[map.section] : undefined;
+  const entries = isRecord(section) ? section[map.kind] : undefined;
+  return isRecord(entries) ? entries : null;
+}
+
+/** The config with the checked-apart maps emptied (copies of the levels above them only). */
+function skeleton(config: unknown, maps: EntryMap[]): unknown {
+  if (!isRecord(config)) return config;
+  const out: Record<string, unknown> = { ...config };
+  for (const map of maps) {
+    const section = out[map.section];
+    if (!isRecord(section) || !isRecord(section[map.kind])) continue;
+    out[map.section] = { ...section, [map.kind]: {} };
+  }
+  return out;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** RFC 6901 escaping of one JSON pointer token. */
+const pointerToken = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /**
  * Ajv reports a failed `oneOf` (middlewares, services) once per branch. Keep what explains the
@@ -49,7 +127,8 @@ function summarise(errors: ErrorObject[]): SchemaWarning[] {
     const explained = [...out.values()].some((w) => w.path === e.instancePath || w.path.startsWith(e.instancePath + '/'));
     if (e.keyword === 'oneOf' && !explained) add(e);
   }
-  return [...out.values()];
+  // by path, so the memo's order of checking does not show
+  return [...out.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.message < b.message ? -1 : a.message > b.message ? 1 : 0));
 }
 
 function describe(e: ErrorObject): string {

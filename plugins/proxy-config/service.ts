@@ -71,6 +71,7 @@ export class ConfigProvider {
   private pending: Promise<Generation | null> | null = null;
   private dirty = false;
   private lastDurationMs = 0;
+  private lastEnd = 0;
   private readonly fragments = new FragmentCache();
   private readonly memo = new PatchMemo();
   private closed = false;
@@ -111,16 +112,19 @@ export class ConfigProvider {
       let since = performance.now();
       while (this.dirty && !this.closed) {
         this.dirty = false;
-        // let the burst finish; after a generation that took D ms wait D ms more, so a long stream of
-        // changes (a first sync writing 10,000 resource files) costs at most half the CPU
-        await new Promise((resolve) => (this.lastDurationMs >= 1 ? setTimeout(resolve, Math.min(this.lastDurationMs, 1000)) : setImmediate(resolve)));
+        // let the burst finish; within D ms of a generation that took D ms, wait until D ms have
+        // passed, so a long stream of changes (a first sync writing 10,000 resource files) costs at
+        // most half the CPU, while a lone edit after a quiet spell is generated at once
+        const wait = Math.min(this.lastEnd + this.lastDurationMs - performance.now(), 1000);
+        await new Promise((resolve) => (wait >= 1 ? setTimeout(resolve, wait) : setImmediate(resolve)));
         // a change stream that never pauses still gets a generation at least every second
         if (this.dirty && performance.now() - since < 1000) continue;
         this.dirty = false;
         const start = performance.now();
         this.runOnce();
-        this.lastDurationMs = performance.now() - start;
-        since = performance.now();
+        this.lastEnd = performance.now();
+        this.lastDurationMs = this.lastEnd - start;
+        since = this.lastEnd;
       }
       return this.generation;
     } finally {

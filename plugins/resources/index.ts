@@ -69,7 +69,8 @@ async function resources(app: FastifyInstance, _options: GroupOptions): Promise<
     repository,
     now: () => app.now(),
     discovery: app.config.discovery,
-    ownServiceIds: () => app.services.list().filter((s) => s.source !== 'discovered').map((s) => s.id),
+    // records(): ours only, without the computed fields list() builds for every discovered service
+    ownServiceIds: () => app.services.records().map((s) => s.id),
   });
   const service = new ResourceService({
     repository,

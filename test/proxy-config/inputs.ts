@@ -10,7 +10,8 @@ import { generateConfig, type GenerationInput, type GenerationResult } from '../
 import { createSchemaChecker } from '../../plugins/proxy-config/schema-check.ts';
 import { SHARED, fixture } from '../helpers/shared.ts';
 
-export const schemaWarnings = createSchemaChecker(path.join(SHARED, 'schemas', 'traefik-v3-file-provider.json'));
+export const SCHEMA_PATH = path.join(SHARED, 'schemas', 'traefik-v3-file-provider.json');
+export const schemaWarnings = createSchemaChecker(SCHEMA_PATH);
 
 /** A fixture file parsed losslessly (MaxInt64 priorities stay exact). */
 export function loadFixture(...parts: string[]): unknown {

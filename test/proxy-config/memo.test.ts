@@ -7,7 +7,7 @@ import test from 'ava';
 import { generateConfig, type GenerationInput, type GenerationResult } from '../../plugins/proxy-config/generate.ts';
 import { PatchMemo } from '../../plugins/proxy-config/generate-memo.ts';
 import type { Resource } from '../../plugins/proxy-config/model.ts';
-import { serializeJson } from '../../plugins/proxy-config/serialize.ts';
+import { FragmentCache, serializeJson } from '../../plugins/proxy-config/serialize.ts';
 import { appV2, authelia, fixtureResource, loadFixture, mtlsState, pangolinInput, rateLimit, resource, router } from './inputs.ts';
 
 type Config = Record<string, any>;
@@ -35,6 +35,13 @@ function baseInput(): GenerationInput {
   });
 }
 
+const fragments = new WeakMap<PatchMemo, FragmentCache>();
+const memoWithCache = (): PatchMemo => {
+  const memo = new PatchMemo();
+  fragments.set(memo, new FragmentCache());
+  return memo;
+};
+
 /** What must not differ between memo and scratch generation. */
 function observable(result: GenerationResult): string {
   return JSON.stringify({
@@ -49,7 +56,10 @@ function observable(result: GenerationResult): string {
 /** Generates with the memo and from scratch; asserts both agree and returns the memo's result. */
 function both(t: import('ava').ExecutionContext, memo: PatchMemo, input: GenerationInput, step: string): GenerationResult {
   const memoised = generateConfig(input, memo);
-  t.is(observable(memoised), observable(generateConfig(input)), step);
+  const scratch = generateConfig(input);
+  t.is(observable(memoised), observable(scratch), step);
+  // and the provider's JSON path: the map cache carried from step to step writes the same bytes
+  t.true(serializeJson(memoised.config, fragments.get(memo)).equals(serializeJson(scratch.config)), `${step}: bytes through the fragment cache`);
   return memoised;
 }
 
@@ -59,7 +69,7 @@ const replaceResource = (input: GenerationInput, id: string, change: (r: Resourc
 });
 
 test('memo: every change in a series gives the same bytes, conflicts and outcomes as a scratch generation', (t) => {
-  const memo = new PatchMemo();
+  const memo = memoWithCache();
   let input = baseInput();
   const first = both(t, memo, input, 'initial');
   t.is(memo.stats.patched, 5);
@@ -120,7 +130,7 @@ test('memo: Traefik mode replays routers of unchanged resources and follows a ch
   });
   const named = routers.filter((r) => typeof r.name === 'string' && !r.name.includes('@internal')).slice(0, 3);
   const resources = named.map((r, i) => resource(`r${i}`, { router: r.name, source: 'traefik', middlewares: [{ id: 'authelia', priority: 100 }] }));
-  const memo = new PatchMemo();
+  const memo = memoWithCache();
   both(t, memo, make(routers, resources), 'initial');
   both(t, memo, make(routers, resources), 'unchanged');
   t.deepEqual(memo.stats, { replayed: resources.length, patched: 0 });

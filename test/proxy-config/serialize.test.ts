@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import { etagOf, FragmentCache, serializeJson, serializeYaml } from '../../plugins/proxy-config/serialize.ts';
 import { generateConfig, type GenerationInput } from '../../plugins/proxy-config/generate.ts';
-import { appV2, authelia, fixtureResource, type FixtureRouter, loadFixture, pangolinInput, rateLimit, schemaWarnings } from './inputs.ts';
+import { appV2, authelia, fixtureResource, type FixtureRouter, loadFixture, pangolinInput, rateLimit, SCHEMA_PATH, schemaWarnings } from './inputs.ts';
+import { createSchemaChecker } from '../../plugins/proxy-config/schema-check.ts';
 
 const sample = {
   http: {
@@ -65,12 +66,33 @@ test('schema check lists newer Traefik fields once each, without oneOf noise', (
       services: { s: { loadBalancer: { servers: [{ url: 'http://a' }], strategy: 'p2c' } } },
     },
   };
-  t.deepEqual(schemaWarnings(config), [
+  const expected = [
+    { path: '/http/middlewares/e', message: 'must NOT have additional properties: "encodedCharacters"' },
+    { path: '/http/middlewares/h/headers', message: 'must NOT have additional properties: "bogus"' },
     { path: '/http/routers/r', message: 'must NOT have additional properties: "observability"' },
     { path: '/http/services/s/loadBalancer', message: 'must NOT have additional properties: "strategy"' },
-    { path: '/http/middlewares/h/headers', message: 'must NOT have additional properties: "bogus"' },
-    { path: '/http/middlewares/e', message: 'must NOT have additional properties: "encodedCharacters"' },
-  ]);
+  ];
+  t.deepEqual(schemaWarnings(config), expected);
+  // the provider's checker (entries checked apart, remembered by identity) says the same, twice
+  const memo = createSchemaChecker(SCHEMA_PATH, { memo: true });
+  t.deepEqual(memo(config), expected);
+  t.deepEqual(memo(config), expected);
+});
+
+test('schema check with memo: same warnings as a full check as objects come and go; top-level errors still found', (t) => {
+  const memo = createSchemaChecker(SCHEMA_PATH, { memo: true });
+  const good = { rule: 'Path(`/`)', service: 's' };
+  const bad = { rule: 'Path(`/`)', service: 's', observability: {} };
+  const configs: unknown[] = [
+    { http: { routers: { a: good, b: bad } } },
+    { http: { routers: { a: good, c: bad } } },
+    { http: { routers: { a: good } }, tcp: { routers: { t: { rule: 5 } } } },
+    { http: { routers: { 'a/b~c': bad }, bogus: {} } },
+    { http: { routers: [] } },
+    { tls: { options: { x: { minVersion: 12 } } }, extra: true },
+  ];
+  for (const [i, config] of configs.entries()) t.deepEqual(memo(config), schemaWarnings(config), `config ${i}`);
+  t.true(schemaWarnings(configs[3]).some((w) => w.path === '/http/routers/a~1b~0c'));
 });
 
 const JELLYFIN: FixtureRouter = { id: '6-jellyfin-media-router', name: '6-Jellyfin-Media-router', host: 'media.example.com', service: '6-Jellyfin-Media-service' };
