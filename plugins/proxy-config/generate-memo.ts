@@ -2,9 +2,10 @@
  * Per-resource memo of the generator (API.md §4.9, issue 4: regeneration at 10,000 routers).
  *
  * Patching a resource is a pure function of: the resource record, the object it patches (the
- * upstream router in Pangolin mode, the runtime router in Traefik mode) and a small environment
- * (mode, mTLS state, which middleware / service / discovered-service ids exist, which upstream
- * service keys exist). When none of these changed since the previous generation, the memo replays
+ * upstream router in Pangolin mode, the runtime router in Traefik mode), what its references
+ * resolve to (whether each assigned middleware exists, what its service id names) and a small
+ * environment (mode, mTLS state). When none of these changed since the previous generation, the
+ * memo replays
  * what patching did (the objects it put, the router it replaced, its dangling references) instead of
  * patching again. The replayed objects are the same objects as before, so the serializer's
  * FragmentCache also finds their JSON: an edit of one middleware no longer rebuilds and
@@ -16,13 +17,14 @@
  */
 import { stringifyCanonical } from '../datasource/lossless-json.ts';
 import type { DanglingReference, Emitter, Recording, ResourceOutcome } from './generate-support.ts';
-import { findSection, section } from './generate-support.ts';
+import { findSection, section, withoutProvider } from './generate-support.ts';
 import type { GenerationInput } from './generate.ts';
-import type { JsonObject, Resource } from './model.ts';
+import type { Resource } from './model.ts';
 
 interface Entry {
   resource: Resource;
   base: unknown;
+  references: string;
   recording: Recording;
   dangling: DanglingReference[];
   mtlsUsed: boolean;
@@ -62,6 +64,7 @@ export class PatchMemo {
   replay(emitter: Emitter, resource: Resource): ResourceOutcome | null {
     const entry = this.previous.get(resource.id);
     if (!entry || entry.resource !== resource || entry.base !== baseOf(emitter, resource)) return null;
+    if (entry.references !== referencesOf(emitter, resource)) return null;
     const { puts, replaced } = entry.recording;
     for (const put of puts) {
       const target = findSection(emitter.config, put.path[0], put.path[1]);
@@ -79,6 +82,7 @@ export class PatchMemo {
   /** Patches for real through `patch`, remembering the result when it is cacheable. */
   record(emitter: Emitter, resource: Resource, patch: () => ResourceOutcome): ResourceOutcome {
     const base = baseOf(emitter, resource);
+    const references = referencesOf(emitter, resource);
     const recording: Recording = { puts: [], replaced: null, cacheable: true };
     const danglingFrom = emitter.dangling.length;
     const conflictsFrom = emitter.conflicts.length;
@@ -95,7 +99,7 @@ export class PatchMemo {
     emitter.mtlsUsed = mtlsBefore || mtlsUsed;
     this.stats.patched += 1;
     if (recording.cacheable && emitter.conflicts.length === conflictsFrom) {
-      this.current.set(resource.id, { resource, base, recording, dangling: emitter.dangling.slice(danglingFrom), mtlsUsed, outcome });
+      this.current.set(resource.id, { resource, base, references, recording, dangling: emitter.dangling.slice(danglingFrom), mtlsUsed, outcome });
     }
     return outcome;
   }
@@ -105,28 +109,31 @@ export class PatchMemo {
 function baseOf(emitter: Emitter, resource: Resource): unknown {
   if (emitter.mode === 'traefik') return emitter.traefikRouters.get(resource.router);
   const routers = findSection(emitter.config, 'http', 'routers');
-  const name = resource.router || resource.name;
-  const at = name.lastIndexOf('@');
-  const key = at === -1 ? name : name.slice(0, at);
+  const key = withoutProvider(resource.router || resource.name);
   return routers && Object.hasOwn(routers, key) ? routers[key] : undefined;
 }
 
 /**
- * Everything outside the resource and its base that patching reads: mode, mTLS state, the ids of
- * our middlewares (existence only: their bodies are emitted apart), our services and discovered
- * services (id, protocol, upstream name) and the upstream's service keys (Pangolin references).
+ * What the resource's references resolve to: for each assigned middleware whether it exists, for
+ * its service id what resolveService would find (ours and its protocol, or the discovered service
+ * and, in Pangolin mode, whether its upstream key is defined). Cheap: a few lookups per resource.
  */
+function referencesOf(emitter: Emitter, resource: Resource): string {
+  let out = '';
+  for (const a of resource.middlewares ?? []) out += emitter.middlewares.has(a.id) ? '1' : '0';
+  const id = resource.service_id;
+  if (id === null || id === undefined) return out;
+  const ours = emitter.services.get(id);
+  if (ours) return `${out}\0o${ours.protocol ?? 'http'}`;
+  const found = emitter.discovered.get(id);
+  if (!found) return `${out}\0-`;
+  const protocol = found.protocol ?? 'http';
+  const services = emitter.mode === 'pangolin' ? findSection(emitter.config, protocol, 'services') : undefined;
+  const defined = services !== undefined && Object.hasOwn(services, withoutProvider(found.upstream_name));
+  return `${out}\0d${protocol}\0${found.upstream_name}\0${defined ? 1 : 0}`;
+}
+
+/** The mode and mTLS state: every patch reads them. */
 function environmentOf(input: GenerationInput): string {
-  const parts: string[] = [input.mode, stringifyCanonical(input.mtls)];
-  parts.push(input.middlewares.map((m) => m.id).join('\n'));
-  parts.push(input.services.map((s) => `${s.id}\t${s.protocol ?? 'http'}`).join('\n'));
-  parts.push(input.discoveredServices.map((d) => `${d.id}\t${d.protocol}\t${d.upstream_name}`).join('\n'));
-  if (input.mode === 'pangolin' && typeof input.upstream === 'object' && input.upstream !== null) {
-    const upstream = input.upstream as JsonObject;
-    for (const protocol of ['http', 'tcp', 'udp']) {
-      const services = findSection(upstream, protocol, 'services');
-      parts.push(services ? Object.keys(services).join('\n') : '');
-    }
-  }
-  return parts.join('\0');
+  return `${input.mode}\0${stringifyCanonical(input.mtls)}`;
 }

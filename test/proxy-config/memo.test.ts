@@ -95,9 +95,25 @@ test('memo: every change in a series gives the same bytes, conflicts and outcome
   both(t, memo, input, 'first claimant edited');
   t.deepEqual(memo.stats, { replayed: 2, patched: 3 });
 
-  // a middleware id appears (the dangling "ghost" now exists): the environment changed, all patched
+  // a middleware nobody references appears: nothing to patch again
   input = { ...input, middlewares: [...input.middlewares, { id: 'ghost', name: 'Ghost', type: 'headers', config: {} }] };
-  both(t, memo, input, 'middleware added');
+  both(t, memo, input, 'unreferenced middleware added');
+  t.deepEqual(memo.stats, { replayed: 4, patched: 1 });
+
+  // a referenced middleware goes: the resource that assigns it is patched again (now dangling)
+  input = { ...input, middlewares: input.middlewares.filter((m) => m.id !== 'rate-limit') };
+  const dropped = both(t, memo, input, 'referenced middleware deleted');
+  t.deepEqual(memo.stats, { replayed: 3, patched: 2 });
+  t.true(dropped.dangling_references.some((d) => d.ref === '/api/middlewares/rate-limit'));
+
+  // the service a resource uses goes: it is patched again, and so is the second claimant of its router
+  input = { ...input, services: [] };
+  both(t, memo, input, 'referenced service deleted');
+  t.deepEqual(memo.stats, { replayed: 2, patched: 3 });
+
+  // the mode's environment (mTLS state) changes: every resource is patched again
+  input = { ...input, mtls: mtlsState({ verify_url: 'http://elsewhere:3000/api/mtls/verify' }) };
+  both(t, memo, input, 'mTLS settings changed');
   t.deepEqual(memo.stats, { replayed: 0, patched: 5 });
 
   // the upstream now defines a key one of our replayed patches puts: replay falls back, conflict reported
