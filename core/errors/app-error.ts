@@ -52,3 +52,11 @@ export function validationError(details: ErrorDetail[]): AppError {
   const where = first?.path ? first.path.replace(/^\//, '') : 'body';
   return errors.validation(first ? `${where} ${first.message}` : 'validation failed', details);
 }
+
+/** Ids of the core error catalogue (API.md §2.4), listed for plugins as `errors.catalogue`. */
+export const CORE_ERROR_IDS: readonly string[] = Object.freeze([
+  'invalid_json', 'websocket_required', 'auth_failed', 'forbidden', 'not_found', 'method_not_allowed', 'unsupported_version',
+  'conflict', 'already_exists', 'in_use', 'read_only', 'resource_active', 'busy', 'precondition_failed', 'payload_too_large',
+  'unsupported_media_type', 'validation_failed', 'invalid_archive', 'rate_limited', 'internal', 'upstream_unavailable',
+  'not_configured', 'unhealthy', 'plugin_unavailable',
+]);

@@ -1,18 +1,10 @@
 /** Builds the `opts` a plugin's default export receives (API.md §6): config, logger, store, core views, errors, host. */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { AppError, type ErrorDetail } from '../errors/app-error.ts';
+import { AppError, CORE_ERROR_IDS, type ErrorDetail } from '../errors/app-error.ts';
 import type { Collection } from '../store/types.ts';
 import { APP_VERSION, HOST_API_VERSION } from '../version.ts';
 import type { ExtPluginOptions, PluginStore, ReadOnlyView, StoreEntry } from './types.ts';
-
-/** Ids of the core error catalogue (API.md §2.4), listed for plugins as `errors.catalogue`. */
-export const CORE_ERROR_IDS: readonly string[] = Object.freeze([
-  'invalid_json', 'websocket_required', 'auth_failed', 'forbidden', 'not_found', 'method_not_allowed', 'unsupported_version',
-  'conflict', 'already_exists', 'in_use', 'read_only', 'resource_active', 'busy', 'precondition_failed', 'payload_too_large',
-  'unsupported_media_type', 'validation_failed', 'invalid_archive', 'rate_limited', 'internal', 'upstream_unavailable',
-  'not_configured', 'unhealthy', 'plugin_unavailable',
-]);
 
 /** Store keys are file names under data/ext/<name>/: lower-case, no dots, so they never collide with temp or lock files. */
 export const STORE_KEY = /^[a-z0-9][a-z0-9_-]{0,127}$/;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import test from 'ava';
 import { parse } from 'yaml';
 import { tempDir } from '../helpers/build.ts';
-import { CORE_ERROR_IDS } from '../../core/plugin-loader/context.ts';
+import { CORE_ERROR_IDS } from '../../core/errors/app-error.ts';
 import { buildWithPlugins } from './helpers.ts';
 
 test('opts carry config, logger, store, core views, errors with the core catalogue, and host', async (t) => {
