@@ -116,6 +116,7 @@ async function audit(app: FastifyInstance): Promise<void> {
   app.addHook('onResponse', async (request, reply) => {
     // Reads are not audited; OPTIONS is a CORS preflight, not a write.
     if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return;
+    if (request.routeOptions.config?.audit === false) return;
     log.append({
       ts: app.now().toISOString(),
       actor: request.principal?.name ?? 'anonymous',

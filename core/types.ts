@@ -15,6 +15,13 @@ declare module 'fastify' {
     auth?: AccessClass;
     /** Minimum role regardless of method (third-party plugins may ask for `admin`). */
     role?: Role;
+    /** false: writes to this route are checks, not changes, and are not audited (forwardAuth targets). */
+    audit?: boolean;
+    /**
+     * false: the route answers whatever API version `Accept` asks for. For routes called on behalf
+     * of someone else's client (forwardAuth passes the client's `Accept` on).
+     */
+    versioned?: boolean;
   }
   interface FastifyInstance {
     config: AppConfig;

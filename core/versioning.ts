@@ -31,6 +31,7 @@ export function installVersioning(app: FastifyInstance): void {
     reply.header('api-version', API_VERSION);
     reply.header('vary', 'Accept');
     reply.header('x-request-id', request.id);
+    if (request.routeOptions.config?.versioned === false) return done();
     const version = requestedVersion(request.headers.accept);
     done(version !== undefined && !SUPPORTED_VERSIONS.has(version) ? errors.unsupportedVersion(version) : undefined);
   });

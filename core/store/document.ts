@@ -77,8 +77,9 @@ export class FileDocument<T> implements StoreDocument<T> {
       }
       return 'done';
     }
-    // an empty file on a leading read is most likely a write caught between truncate and write
-    if (attempt === 'leading' && result.text.trim() === '') return 'retry';
+    // an empty file is most likely a write caught between truncate and write: only the last look
+    // takes it as "defaults" (an editor that truncates first must not reset the document meanwhile)
+    if (attempt !== 'final' && result.text.trim() === '') return 'retry';
     this.invalid = null;
     if (result.hash === this.hash) return 'done';
     this.text = result.text;
