@@ -26,6 +26,8 @@ export interface DataSourceRegistry {
   active(): ActiveDataSource | null;
   /** One source as the API shows it (no password). */
   get(name: string): DataSourceView | undefined;
+  /** One source with its credentials, for groups that call it (the proxy explorer); a copy. */
+  source(name: string): (UpstreamSource & { poll_interval_s: number }) | null;
   /** All sources as the API shows them, sorted by name. */
   list(): DataSourceView[];
   /** Called when the active source or any of its settings change (API or hand edit); returns the unsubscribe function. */
@@ -80,6 +82,11 @@ export class DataSourceService implements DataSourceRegistry {
     const { active, sources } = this.document.get();
     const entry = SLUG.test(active) ? sources[active] : undefined;
     return entry ? { name: active, source: upstreamSourceOf(entry) } : null;
+  }
+
+  source(name: string): (UpstreamSource & { poll_interval_s: number }) | null {
+    const entry = SLUG.test(name) ? this.document.get().sources[name] : undefined;
+    return entry ? upstreamSourceOf(entry) : null;
   }
 
   get(name: string): DataSourceView | undefined {

@@ -28,6 +28,12 @@ export type PangolinConfigResult =
   | { ok: true; body: Record<string, unknown>; text: string; hash: string; latency_ms: number }
   | FetchFailure;
 export type TraefikListResult = { ok: true; items: Array<Record<string, unknown>>; latency_ms: number } | FetchFailure;
+export type TraefikObjectResult = { ok: true; body: Record<string, unknown>; latency_ms: number } | FetchFailure;
+
+/** Options of a Traefik list fetch: extra query parameters (e.g. `search`) sent with every page. */
+export interface ListOptions extends FetchOptions {
+  query?: Record<string, string>;
+}
 export type TraefikServicesResult =
   | { ok: true; http: Array<Record<string, unknown>>; tcp: Array<Record<string, unknown>>; udp: Array<Record<string, unknown>>; latency_ms: number }
   | FetchFailure;
@@ -186,10 +192,11 @@ export function fetchPangolinConfig(source: UpstreamSource, options: FetchOption
   });
 }
 
-async function listPages(session: Session, path: string): Promise<Array<Record<string, unknown>>> {
+async function listPages(session: Session, path: string, query: Record<string, string> = {}): Promise<Array<Record<string, unknown>>> {
   const items: Array<Record<string, unknown>> = [];
+  const extra = Object.keys(query).length > 0 ? `&${new URLSearchParams(query).toString()}` : '';
   for (let page = 1, count = 1; ; count++) {
-    const { raw, headers, url } = await get(session, `${path}?per_page=1000&page=${page}`);
+    const { raw, headers, url } = await get(session, `${path}?per_page=1000&page=${page}${extra}`);
     for (const item of parseBody(session, raw, url, 'array') as unknown[]) if (isObject(item)) items.push(item);
     // Traefik sends the next page number, or 1 on the last page
     const next = Number(headers.get('x-next-page'));
@@ -199,9 +206,17 @@ async function listPages(session: Session, path: string): Promise<Array<Record<s
   }
 }
 
-/** A whole Traefik API list (`/api/http/services`…), every page, parsed losslessly. */
-export function fetchTraefikList(source: UpstreamSource, path: string, options: FetchOptions = {}): Promise<TraefikListResult> {
-  return run('Traefik', source, options, async (session) => ({ items: await listPages(session, path) }));
+/** A whole Traefik API list (`/api/http/services`…), every page, parsed losslessly; `query` is sent with each page. */
+export function fetchTraefikList(source: UpstreamSource, path: string, options: ListOptions = {}): Promise<TraefikListResult> {
+  return run('Traefik', source, options, async (session) => ({ items: await listPages(session, path, options.query) }));
+}
+
+/** One Traefik API object (`/api/overview`, `/api/version`), parsed losslessly; anything but a JSON object fails. */
+export function fetchTraefikObject(source: UpstreamSource, path: string, options: FetchOptions = {}): Promise<TraefikObjectResult> {
+  return run('Traefik', source, options, async (session) => {
+    const { raw, url } = await get(session, path);
+    return { body: parseBody(session, raw, url, 'object') as Record<string, unknown> };
+  });
 }
 
 /** All Traefik HTTP routers; `priority` is exact (from `priorityStr` when present, BigInt above 2^53−1). */

@@ -11,7 +11,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { parseLossless, stringifyCanonical } from '../../plugins/datasource/lossless-json.ts';
 import { fixture } from './shared.ts';
 
-export type Fault = null | '500' | '502' | '404' | 'timeout' | 'reset' | 'malformed' | 'empty' | 'array';
+export type Fault = null | '500' | '502' | '404' | 'timeout' | 'reset' | 'malformed' | 'empty' | 'array' | 'object';
 export type PangolinFile = 'traefik-config.json' | 'traefik-config-changed.json' | 'traefik-config-empty.json';
 
 /** Mutable behaviour of the fake; tests change it between calls. */
@@ -25,11 +25,13 @@ export interface FakeState {
   basicAuth: { username: string; password: string } | null;
   /** Page size forced on Traefik lists (null: honour `per_page`, default 100 like Traefik). */
   pageSize: number | null;
+  /** Only list requests for this `page` get the fault (null: any page); combines with `faultPath`. */
+  faultPage: number | null;
 }
 
 /** A fresh fake's state: no fault, no delay, the base Pangolin file, no auth, pages as asked. */
 export function initialFakeState(): FakeState {
-  return { fault: null, faultPath: null, delayMs: 0, pangolinFile: 'traefik-config.json', basicAuth: null, pageSize: null };
+  return { fault: null, faultPath: null, delayMs: 0, pangolinFile: 'traefik-config.json', basicAuth: null, pageSize: null, faultPage: null };
 }
 
 /** One request as the fake received it. */
@@ -116,7 +118,16 @@ function applyFault(fault: Fault, request: FastifyRequest, reply: FastifyReply):
     case 'array':
       sendJsonText(reply, '[]');
       return true;
+    case 'object':
+      sendJsonText(reply, '{}');
+      return true;
   }
+}
+
+/** Traefik's `search`: a case-insensitive substring of the name or (routers) the rule. */
+function searchItems(items: Array<Record<string, unknown>>, search: string): Array<Record<string, unknown>> {
+  const needle = search.toLowerCase();
+  return items.filter((item) => [item.name, item.rule].some((value) => typeof value === 'string' && value.toLowerCase().includes(needle)));
 }
 
 function registerTraefikRoutes(app: FastifyInstance, texts: Map<string, string>, state: FakeState): void {
@@ -130,13 +141,14 @@ function registerTraefikRoutes(app: FastifyInstance, texts: Map<string, string>,
       const query = request.query as Record<string, string | undefined>;
       const size = state.pageSize ?? (Number(query.per_page) || 100);
       const page = Number(query.page) || 1;
-      if (page === 1 && items.length <= size) return sendJsonText(reply.header('x-next-page', '1'), text);
+      const list = query.search ? searchItems(items, query.search) : items;
+      if (page === 1 && list.length <= size) return sendJsonText(reply.header('x-next-page', '1'), list === items ? text : stringifyCanonical(list));
       const start = (page - 1) * size;
-      if (start >= items.length && page > 1) {
+      if (start >= list.length && page > 1) {
         return sendJsonText(reply, JSON.stringify({ message: `invalid request: page: ${page}, per_page: ${size}` }), 400);
       }
-      const next = start + size < items.length ? String(page + 1) : '1';
-      return sendJsonText(reply.header('x-next-page', next), stringifyCanonical(items.slice(start, start + size)));
+      const next = start + size < list.length ? String(page + 1) : '1';
+      return sendJsonText(reply.header('x-next-page', next), stringifyCanonical(list.slice(start, start + size)));
     });
     const singular = SINGULAR[path.split('/').pop()!];
     app.get(`/api/${path}/:name`, async (request, reply) => {
@@ -163,8 +175,9 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       reply.header('www-authenticate', 'Basic realm="fake"');
       return sendJsonText(reply, JSON.stringify({ message: 'unauthorized' }), 401);
     }
-    const path = request.url.split('?')[0];
-    if (state.faultPath === null || path.startsWith(state.faultPath)) {
+    const [path, search = ''] = request.url.split('?');
+    const onPage = state.faultPage === null || Number(new URLSearchParams(search).get('page')) === state.faultPage;
+    if ((state.faultPath === null || path.startsWith(state.faultPath)) && onPage) {
       if (applyFault(state.fault, request, reply)) return reply;
     }
   });

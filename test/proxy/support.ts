@@ -1,0 +1,53 @@
+/** Shared setup of the Proxy explorer tests: an app pointed at a private fake Traefik, fixture texts. */
+import { readFileSync } from 'node:fs';
+import type { ExecutionContext } from 'ava';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { parse, stringify } from 'lossless-json';
+import { parseLossless } from '../../plugins/datasource/lossless-json.ts';
+import { build, type BuildTestOptions } from '../helpers/build.ts';
+import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
+import { fixture } from '../helpers/shared.ts';
+
+/** A fake Traefik for this test only (counts and faults stay private), closed when the test ends. */
+export async function privateFake(t: ExecutionContext): Promise<FakeUpstream> {
+  const fake = await startFakeUpstream();
+  t.teardown(() => fake.close());
+  return fake;
+}
+
+/**
+ * An app whose `traefik` data source is `fake`; the active source stays `pangolin` (so the discovery
+ * poller reads only /api/v1/traefik-config and never the Traefik lists the tests count).
+ */
+export function buildFor(t: ExecutionContext, fake: FakeUpstream, options: BuildTestOptions = {}): Promise<FastifyInstance> {
+  return build(t, { ...options, config: { auth: { mode: 'off' }, datasources: { pangolin_url: fake.pangolinUrl, traefik_url: fake.url }, ...options.config } });
+}
+
+/** A clock the test moves by hand (app.now), starting at a fixed instant. */
+export function manualClock(): { now: () => Date; advance: (ms: number) => void } {
+  let ms = Date.parse('2026-01-01T00:00:00.000Z');
+  return { now: () => new Date(ms), advance: (delta) => { ms += delta; } };
+}
+
+const text = (file: string): string => readFileSync(fixture('traefik-api', file), 'utf8');
+
+/** The fixture as Traefik sends it, minified with every number kept as written (LosslessNumber): the exact expected bytes. */
+export const exactFixture = (file: string): string => stringify(parse(text(file)))!;
+
+/** The fixture parsed as the app parses it (BigInt above 2^53−1). */
+export const parsedFixture = <T = Array<Record<string, unknown>>>(file: string): T => parseLossless(text(file)) as T;
+
+/** The response body parsed losslessly (MaxInt64 priorities stay BigInt). */
+export const bodyOf = <T = unknown>(response: LightMyRequestResponse): T => parseLossless(response.body) as T;
+
+/** Requests the fake received for a Traefik API path (query ignored). */
+export const hits = (fake: FakeUpstream, path: string): number => fake.requests.filter((request) => request.url.split('?')[0] === path).length;
+
+/** Asserts an error reply `{id, message}` of API.md §2.4. */
+export function assertError(t: ExecutionContext, response: LightMyRequestResponse, status: number, id: string): { id: string; message: string; details?: Array<{ path: string; message: string }> } {
+  t.is(response.statusCode, status, response.body);
+  const body = response.json() as { id: string; message: string; details?: Array<{ path: string; message: string }> };
+  t.is(body.id, id);
+  t.is(typeof body.message, 'string');
+  return body;
+}
