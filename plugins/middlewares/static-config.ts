@@ -1,6 +1,7 @@
 /**
  * Reads the plugin keys declared in Traefik's static configuration (`experimental.plugins` and
- * `experimental.localPlugins`), so plugin middlewares can warn about undeclared keys (API.md §4.2).
+ * `experimental.localPlugins`), so plugin middlewares can warn about undeclared keys (API.md §4.2)
+ * and the mTLS group can find the mtlswhitelist plugin by module name or key (§4.8).
  */
 import { readFileSync, statSync } from 'node:fs';
 import { parse } from 'yaml';
@@ -10,7 +11,17 @@ export interface DeclaredPlugins {
   path: string | null;
   /** Declared plugin keys; null when the file cannot be used (then `problem` says why). */
   keys: Set<string> | null;
+  /** The same declarations with their module names and versions; null when `keys` is. */
+  entries: DeclaredPlugin[] | null;
   problem: string | null;
+}
+
+/** One entry of `experimental.plugins` (`local: false`) or `experimental.localPlugins` (`local: true`). */
+export interface DeclaredPlugin {
+  key: string;
+  module_name: string | null;
+  version: string | null;
+  local: boolean;
 }
 
 /** Caches the parsed keys per file path and mtime, so reads cost one stat. */
@@ -22,12 +33,12 @@ export class StaticConfigReader {
 
   declaredPlugins(): DeclaredPlugins {
     const file = this.currentPath();
-    if (!file) return { path: null, keys: null, problem: 'no Traefik static config path is set' };
+    if (!file) return { path: null, keys: null, entries: null, problem: 'no Traefik static config path is set' };
     let stats;
     try {
       stats = statSync(file);
     } catch (err) {
-      return { path: file, keys: null, problem: `Traefik static config ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
+      return { path: file, keys: null, entries: null, problem: `Traefik static config ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
     }
     const cached = this.cache;
     if (cached && cached.path === file && cached.mtimeMs === stats.mtimeMs && cached.size === stats.size) return cached.result;
@@ -42,16 +53,26 @@ function readKeys(file: string): DeclaredPlugins {
   try {
     value = parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    return { path: file, keys: null, problem: `Traefik static config ${file} is not valid YAML: ${(err as Error).message.split('\n')[0]}` };
+    return { path: file, keys: null, entries: null, problem: `Traefik static config ${file} is not valid YAML: ${(err as Error).message.split('\n')[0]}` };
   }
   const keys = new Set<string>();
+  const entries: DeclaredPlugin[] = [];
   const experimental = isObject(value) ? value.experimental : undefined;
   if (isObject(experimental)) {
-    for (const section of [experimental.plugins, experimental.localPlugins]) {
-      if (isObject(section)) for (const key of Object.keys(section)) keys.add(key);
+    for (const [section, local] of [[experimental.plugins, false], [experimental.localPlugins, true]] as const) {
+      if (!isObject(section)) continue;
+      for (const [key, entry] of Object.entries(section)) {
+        keys.add(key);
+        entries.push({ key, module_name: stringField(entry, 'moduleName'), version: stringField(entry, 'version'), local });
+      }
     }
   }
-  return { path: file, keys, problem: null };
+  return { path: file, keys, entries, problem: null };
 }
+
+const stringField = (entry: unknown, field: string): string | null => {
+  const v = isObject(entry) ? entry[field] : undefined;
+  return typeof v === 'string' ? v : null;
+};
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

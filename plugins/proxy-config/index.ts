@@ -147,4 +147,4 @@ function statusOf(app: FastifyInstance, provider: ConfigProvider): StatusBody {
   return body;
 }
 
-export default fp(proxyConfig, { name: 'proxy-config', dependencies: ['datasource', 'middlewares', 'services', 'resources'] });
+export default fp(proxyConfig, { name: 'proxy-config', dependencies: ['datasource', 'middlewares', 'services', 'resources', 'mtls'] });

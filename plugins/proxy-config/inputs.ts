@@ -1,20 +1,13 @@
-/** Collects the generator's inputs from the other groups' in-memory state (no file reads). */
+/**
+ * Collects the generator's inputs from the other groups' in-memory state (no file reads). The
+ * builder runs only at generation time (onReady and later), when every group is registered, so the
+ * mTLS state needs no registration order: the `mtls` group's writes go through the store, whose
+ * change events regenerate (G1).
+ */
 import type { FastifyInstance } from 'fastify';
 import type { GenerationInput } from './generate.ts';
-import type { Middleware, MtlsState, Resource, Service } from './model.ts';
-import { defaultMiddlewareConfig } from './model.ts';
-
-/** mTLS state while the mTLS group is not installed: globally disabled. */
-function mtlsState(app: FastifyInstance): MtlsState {
-  return {
-    enabled: false,
-    ca_pem: null,
-    plugin: null,
-    middleware: defaultMiddlewareConfig(),
-    verify_url: app.config.mtls.verify_url,
-    proxy_ca_path: app.config.mtls.proxy_ca_path || null,
-  };
-}
+import type { Middleware, Resource, Service } from './model.ts';
+import { mtlsStateOf } from '../resources/mtls.ts';
 
 /** Returns the input builder; null from it means no config can be produced yet (G12, 502). */
 export function generationInputs(app: FastifyInstance): () => GenerationInput | null {
@@ -35,7 +28,7 @@ export function generationInputs(app: FastifyInstance): () => GenerationInput | 
       services: app.services.records().map((o) => ({ id: o.id, ...o.data }) as Service),
       discoveredServices: app.upstream.discoveredServices(),
       resources: app.resources.list() as Resource[],
-      mtls: mtlsState(app),
+      mtls: mtlsStateOf(app),
     };
   };
 }

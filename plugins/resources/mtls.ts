@@ -1,7 +1,8 @@
 /**
- * What the resources group needs to know about mTLS (API.md §4.8). The mTLS group does not exist
- * yet: until a decorator `app.mtls` offers `hasCa()` and `enabled()` (or a full `generatorState()`),
- * there is no CA, so enabling mTLS on a resource answers 409 and the generator sees mTLS off.
+ * What the resources group and the config generator need to know about mTLS (API.md §4.8), read
+ * from the `app.mtls` decorator of the mTLS group (plugins/mtls): `hasCa()`, `enabled()` and
+ * `generatorState()`. It is looked up on every call, so registration order does not matter; an app
+ * built without that group has no CA: enabling mTLS on a resource answers 409, the generator sees it off.
  */
 import type { FastifyInstance } from 'fastify';
 import { defaultMiddlewareConfig, type MtlsState } from '../proxy-config/model.ts';
@@ -19,7 +20,7 @@ const mtlsOf = (app: FastifyInstance): MtlsLike | undefined =>
 export function mtlsUnavailableReason(app: FastifyInstance): string | null {
   const mtls = mtlsOf(app);
   if (!mtls || typeof mtls.hasCa !== 'function' || !mtls.hasCa()) return 'no CA exists (POST /api/mtls/ca creates one)';
-  if (typeof mtls.enabled !== 'function' || !mtls.enabled()) return 'mTLS is globally disabled (PUT /api/mtls/config)';
+  if (typeof mtls.enabled !== 'function' || !mtls.enabled()) return 'mTLS is globally disabled (PUT /api/mtls/enable)';
   return null;
 }
 
