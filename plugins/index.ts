@@ -6,21 +6,27 @@ import type { BuiltinGroup } from '../core/types.ts';
 import openapi from './openapi/index.ts';
 import health from './health/index.ts';
 import datasource from './datasource/index.ts';
+import proxy from './proxy/index.ts';
 import middlewares from './middlewares/index.ts';
 import services from './services/index.ts';
 import resources from './resources/index.ts';
+import mtls from './mtls/index.ts';
 import proxyConfig from './proxy-config/index.ts';
 import auth from './auth/index.ts';
+import backups from './backups/index.ts';
 import system from './system/index.ts';
 
 export const builtinGroups: BuiltinGroup[] = [
   { name: 'openapi', plugin: openapi },
   { name: 'health', plugin: health },
   { name: 'datasource', plugin: datasource },
+  { name: 'proxy', plugin: proxy },
   { name: 'middlewares', plugin: middlewares },
   { name: 'services', plugin: services },
   { name: 'resources', plugin: resources },
+  { name: 'mtls', plugin: mtls },
   { name: 'proxy-config', plugin: proxyConfig },
   { name: 'auth', plugin: auth },
+  { name: 'backups', plugin: backups },
   { name: 'system', plugin: system },
 ];

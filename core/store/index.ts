@@ -145,6 +145,31 @@ class Store implements YamlStore {
     }
   }
 
+  async reload(replace?: () => Promise<void>): Promise<void> {
+    if (this.closed) return replace?.();
+    // inotify follows inodes: the watcher would follow moved-away dirs (and report every step of a
+    // swap), and chokidar shares its fs.watch handles by path: it is closed, then started afresh
+    const watching = this.watcher !== null;
+    const previous = this.watcher;
+    this.watcher = null;
+    await previous?.close();
+    try {
+      await replace?.();
+    } finally {
+      if (!this.closed) {
+        // a collection dir the new tree lacks is created first, so the new watcher attaches to it
+        for (const collection of this.collections) await mkdir(collection.dir, { recursive: true });
+        if (watching) await this.open();
+        for (const collection of this.collections) {
+          await collection.resync();
+          // invalid files of the old tree: a missing one leaves the list, a present one is judged again
+          for (const file of collection.invalidFiles()) await collection.ingest(file.path, 'file', 'final');
+        }
+        for (const document of this.documents) await document.ingest('file', 'final');
+      }
+    }
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     for (const { timer } of this.windows.values()) clearTimeout(timer);
@@ -228,7 +253,7 @@ class Store implements YamlStore {
     } finally {
       this.quietDirs.delete(dir);
       if (!this.closed) {
-        this.watcher.add(dir);
+        this.watcher?.add(dir); // unset while reload() runs; the new watcher covers the dir
         await collection.catchUp(since - 1000); // mtime granularity and clock skew margin
       }
     }

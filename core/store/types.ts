@@ -121,5 +121,13 @@ export interface YamlStore {
   readRaw(relativePath: string): Promise<Buffer | undefined>;
   /** Resolves once pending debounced file events are processed (tests, shutdown). */
   settle(): Promise<void>;
+  /**
+   * Re-reads the whole data dir after it was replaced underneath the store (a backup restore swaps
+   * its top-level items by rename). `replace`, if given, runs with the watcher stopped, so none of
+   * its intermediate states is applied. Then the watcher restarts and every collection and document
+   * is brought in line with the disk, emitting the usual change events (source `file`), also when
+   * `replace` throws (its error is rethrown).
+   */
+  reload(replace?: () => Promise<void>): Promise<void>;
   close(): Promise<void>;
 }
