@@ -40,30 +40,20 @@ test('upstream: the active traefik source, else the one named traefik, else the 
   t.deepEqual([hits(named, '/api/overview'), hits(zeta, '/api/overview'), hits(alpha, '/api/overview')], [1, 1, 1], 'the first by name');
 });
 
-test('the active traefik source is read with its basic auth credentials', async (t) => {
-  const fake = await privateFake(t);
-  const app = await buildFor(t, fake);
-  const credentials = { username: 'admin', password: 'S3cret-4711' };
-  t.is((await app.inject({ method: 'PUT', url: '/api/datasource/traefik', payload: { basic_auth: credentials } })).statusCode, 200);
-  t.is((await app.inject({ method: 'PUT', url: '/api/datasource/active', payload: { name: 'traefik' } })).statusCode, 200);
-  fake.state.basicAuth = credentials;
-  const response = await app.inject({ url: '/api/proxy/version' });
-  t.is(response.statusCode, 200, response.body);
-  const request = fake.requests.find((entry) => entry.url === '/api/version')!;
-  t.is(request.headers.authorization, `Basic ${Buffer.from('admin:S3cret-4711').toString('base64')}`);
-});
-
-test('a traefik source that is not the active one is read with its own basic auth credentials', async (t) => {
-  const fake = await privateFake(t);
-  const app = await buildFor(t, fake);
-  const credentials = { username: 'admin', password: 'S3cret-4711' };
-  t.is((await app.inject({ method: 'PUT', url: '/api/datasource/traefik', payload: { basic_auth: credentials } })).statusCode, 200);
-  fake.state.basicAuth = credentials;
-  const response = await app.inject({ url: '/api/proxy/version' });
-  t.is(response.statusCode, 200, response.body);
-  const request = fake.requests.find((entry) => entry.url === '/api/version')!;
-  t.is(request.headers.authorization, `Basic ${Buffer.from('admin:S3cret-4711').toString('base64')}`);
-});
+for (const active of [true, false]) {
+  test(`a traefik source is read with its own basic auth credentials (${active ? 'the active source' : 'not the active source'})`, async (t) => {
+    const fake = await privateFake(t);
+    const app = await buildFor(t, fake);
+    const credentials = { username: 'admin', password: 'S3cret-4711' };
+    t.is((await app.inject({ method: 'PUT', url: '/api/datasource/traefik', payload: { basic_auth: credentials } })).statusCode, 200);
+    if (active) t.is((await app.inject({ method: 'PUT', url: '/api/datasource/active', payload: { name: 'traefik' } })).statusCode, 200);
+    fake.state.basicAuth = credentials;
+    const response = await app.inject({ url: '/api/proxy/version' });
+    t.is(response.statusCode, 200, response.body);
+    const request = fake.requests.find((entry) => entry.url === '/api/version')!;
+    t.is(request.headers.authorization, `Basic ${Buffer.from('admin:S3cret-4711').toString('base64')}`);
+  });
+}
 
 test('Traefik failures answer 502 upstream_unavailable naming Traefik, quickly', async (t) => {
   const fake = await privateFake(t);
