@@ -43,6 +43,8 @@ export class FileCollection<T> implements Collection<T> {
    * may report a rename before the writer has updated memory: such events are our own, not edits.
    */
   private readonly ownWrites = new Map<string, string>();
+  /** Writes started per file: a read that overlaps one may hold the bytes from before it. */
+  private readonly writesStarted = new Map<string, number>();
 
   constructor(private readonly ctx: StoreContext, private readonly options: CollectionOptions<T>) {
     this.name = options.name;
@@ -133,9 +135,12 @@ export class FileCollection<T> implements Collection<T> {
    */
   async ingest(file: string, source: ChangeSource, attempt: Attempt): Promise<'done' | 'retry'> {
     const id = path.basename(file).replace(/\.ya?ml$/, '');
+    const started = this.writesStarted.get(file);
+    const writing = this.ownWrites.has(file);
     const result = await this.readObject(id, file);
-    const own = this.ownWrites.get(file);
-    if (own !== undefined && (result.kind === 'missing' ? own === '' : result.kind === 'ok' && result.object.etag === own)) return 'done';
+    // a read that overlapped our own write (or a removal) may hold the bytes from before it, which
+    // would undo the write in memory: skip it, ctx.touched() looks at the file again after the write
+    if (writing || this.ownWrites.has(file) || this.writesStarted.get(file) !== started) return 'done';
     const current = this.objects.get(id);
     if (result.kind === 'missing') {
       this.invalid.delete(file);
@@ -182,7 +187,7 @@ export class FileCollection<T> implements Collection<T> {
       const fresh = await this.fresh(id);
       if (!fresh) return false;
       if (!ifMatchAccepts(options.ifMatch, fresh.etag)) throw errors.preconditionFailed();
-      this.ownWrites.set(fresh.file, '');
+      this.ownOperation(fresh.file, '');
       try {
         await removeDurably(fresh.file);
         this.invalid.delete(fresh.file);
@@ -245,7 +250,7 @@ export class FileCollection<T> implements Collection<T> {
     const file = fresh?.file ?? path.join(this.dir, `${id}.yaml`);
     const text = renderYaml(content, fresh?.text);
     const object: Held<T> = { id, data, etag: hashOf(text), created_at: content.created_at, updated_at: now, file, text };
-    this.ownWrites.set(file, object.etag);
+    this.ownOperation(file, object.etag);
     try {
       await writeAtomic(file, text, { mode: this.options.fileMode, syncDir });
       this.invalid.delete(file);
@@ -257,6 +262,12 @@ export class FileCollection<T> implements Collection<T> {
     return { object, wrote: true };
   }
 
+
+  /** Marks a write (or, with '', a removal) of `file` by this process as started. */
+  private ownOperation(file: string, etag: string): void {
+    this.ownWrites.set(file, etag);
+    this.writesStarted.set(file, (this.writesStarted.get(file) ?? 0) + 1);
+  }
 
   /** The freshest version: re-read from disk (a hand edit may not be ingested yet), else memory. */
   private async fresh(id: string): Promise<Held<T> | undefined> {

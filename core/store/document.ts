@@ -18,6 +18,8 @@ export class FileDocument<T> implements StoreDocument<T> {
   private invalid: (InvalidFile & { hash: string }) | null = null;
   /** Hash of the bytes update() is writing right now (see FileCollection.ownWrites). */
   private writing: string | null = null;
+  /** Writes started: a read that overlaps one may hold the bytes from before it. */
+  private writesStarted = 0;
   private readonly listeners = new Set<(value: T, source: ChangeSource) => void>();
 
   constructor(private readonly ctx: StoreContext, private readonly options: DocumentOptions<T>) {
@@ -55,9 +57,12 @@ export class FileDocument<T> implements StoreDocument<T> {
 
   /** Takes the file's current state; 'retry' as FileCollection.ingest explains. */
   async ingest(source: ChangeSource, attempt: Attempt): Promise<'done' | 'retry'> {
+    const started = this.writesStarted;
+    const writing = this.writing !== null;
     const result = await this.read();
-    // our own write, reported by the watcher before update() has taken it into memory
-    if (this.writing !== null && result.kind === 'ok' && result.hash === this.writing) return 'done';
+    // a read that overlapped our own write may hold the bytes from before it, which would undo the
+    // write in memory: skip it, ctx.touched() looks at the file again after the write
+    if (writing || this.writing !== null || this.writesStarted !== started) return 'done';
     if (result.kind === 'missing') {
       this.invalid = null;
       if (this.text !== undefined) {
@@ -98,6 +103,7 @@ export class FileDocument<T> implements StoreDocument<T> {
       if (!check.Check(next)) throw new Error(`store: refusing to write invalid ${this.options.path}: ${check.Errors(next).First()?.message}`);
       const text = renderYaml(next, fresh.kind === 'ok' ? fresh.text : undefined);
       this.writing = hashOf(text);
+      this.writesStarted += 1;
       try {
         await writeAtomic(this.path, text, { mode: this.options.fileMode, dirMode: this.options.dirMode });
         this.text = text;
