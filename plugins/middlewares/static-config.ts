@@ -4,7 +4,7 @@
  * and the mTLS group can find the mtlswhitelist plugin by module name or key (§4.8).
  */
 import { readFileSync, statSync } from 'node:fs';
-import { parse } from 'yaml';
+import { parse, YAMLError } from 'yaml';
 
 export interface DeclaredPlugins {
   /** The static config path in effect, or null when none is set. */
@@ -14,6 +14,11 @@ export interface DeclaredPlugins {
   /** The same declarations with their module names and versions; null when `keys` is. */
   entries: DeclaredPlugin[] | null;
   problem: string | null;
+  /**
+   * Why the file cannot be used, for answers that point at it (Plugins group, §4.6): `missing` when
+   * it does not exist, `unreadable` for other read errors, `invalid` for YAML errors (with the line).
+   */
+  failure?: { kind: 'missing' | 'unreadable' | 'invalid'; line: number | null; message: string } | null;
 }
 
 /** One entry of `experimental.plugins` (`local: false`) or `experimental.localPlugins` (`local: true`). */
@@ -38,7 +43,11 @@ export class StaticConfigReader {
     try {
       stats = statSync(file);
     } catch (err) {
-      return { path: file, keys: null, entries: null, problem: `Traefik static config ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
+      const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      return {
+        path: file, keys: null, entries: null, problem: `Traefik static config ${file} cannot be read (${code})`,
+        failure: { kind: code === 'ENOENT' ? 'missing' : 'unreadable', line: null, message: `cannot be read (${code})` },
+      };
     }
     const cached = this.cache;
     if (cached && cached.path === file && cached.mtimeMs === stats.mtimeMs && cached.size === stats.size) return cached.result;
@@ -53,7 +62,10 @@ function readKeys(file: string): DeclaredPlugins {
   try {
     value = parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    return { path: file, keys: null, entries: null, problem: `Traefik static config ${file} is not valid YAML: ${(err as Error).message.split('\n')[0]}` };
+    const message = (err as Error).message.split('\n')[0];
+    const line = (err as { linePos?: Array<{ line: number }> }).linePos?.[0]?.line ?? null;
+    const kind = err instanceof YAMLError ? 'invalid' : 'unreadable';
+    return { path: file, keys: null, entries: null, problem: `Traefik static config ${file} is not valid YAML: ${message}`, failure: { kind, line, message } };
   }
   const keys = new Set<string>();
   const entries: DeclaredPlugin[] = [];
@@ -67,7 +79,7 @@ function readKeys(file: string): DeclaredPlugins {
       }
     }
   }
-  return { path: file, keys, entries, problem: null };
+  return { path: file, keys, entries, problem: null, failure: null };
 }
 
 const stringField = (entry: unknown, field: string): string | null => {

@@ -13,6 +13,15 @@ import { LIST_KINDS, ProxyExplorer } from './service.ts';
 import { selectTraefikSource } from './source-select.ts';
 import { TraefikReader } from './traefik-reader.ts';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The explorer's reader of the selected Traefik source, for groups that need Traefik's runtime view (plugin status, §4.6). */
+    proxyExplorer: ProxyExplorer;
+  }
+}
+
+export type { ProxyExplorer } from './service.ts';
+
 /** API.md §2.10: explorer answers are cached 1 s. */
 const CACHE_TTL_MS = 1000;
 
@@ -20,6 +29,7 @@ async function proxy(app: FastifyInstance): Promise<void> {
   const closing = new AbortController();
   const cache = new AnswerCache(CACHE_TTL_MS, () => app.now().getTime());
   const explorer = new ProxyExplorer({ select: () => selectTraefikSource(app.datasources), reader: new TraefikReader(cache, closing.signal) });
+  app.decorate('proxyExplorer', explorer);
   app.addHook('onClose', async () => {
     closing.abort();
     cache.clear();

@@ -1,0 +1,79 @@
+/**
+ * The Plugins group (API.md §4.6): Traefik plugins in the static configuration under /api/plugins —
+ * list with status and users, catalogue, usage, install/remove (YAML document edits) and the path.
+ */
+import fp from 'fastify-plugin';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { staticConfigPath } from '../middlewares/index.ts';
+import { StaticConfigReader } from '../middlewares/static-config.ts';
+import { isTrue, paginate } from '../shared-schemas.ts';
+import { PluginCatalogue } from './catalogue.ts';
+import { checkNewPath, configPathOf, describePath } from './config-path.ts';
+import {
+  catalogueSchema, configPathSchema, installSchema, listSchema, putConfigPathSchema, removeSchema, usageSchema,
+  type CatalogueQueryType, type InstallBodyType, type RemoveBodyType,
+} from './schemas.ts';
+import { PluginService } from './service.ts';
+
+async function plugins(app: FastifyInstance): Promise<void> {
+  const log = app.log.child({ component: 'plugins' });
+  const service = new PluginService({
+    currentPath: () => staticConfigPath(app),
+    staticConfig: new StaticConfigReader(() => staticConfigPath(app)),
+    middlewares: app.middlewares,
+    explorer: app.proxyExplorer,
+    catalogue: new PluginCatalogue({ url: app.config.plugins_catalogue.url, ttlS: app.config.plugins_catalogue.ttl_s, store: app.store, now: app.now, log }),
+    // the mTLS plugin check and the generated config read the static config: regenerate
+    onChanged: () => app.proxyConfig.invalidate(),
+    log,
+  });
+  await app.register(routes, { service });
+}
+
+/** Every change needs a Traefik restart (plugins load only at startup). */
+const restart = (reply: FastifyReply): FastifyReply => reply.header('x-restart-required', 'true');
+
+/** The HTTP routes, encapsulated so their hooks never leak. */
+async function routes(scope: FastifyInstance, { service }: { service: PluginService }): Promise<void> {
+  const app = scope;
+  const config = { auth: 'config' as const };
+
+  scope.get('/api/plugins', { config, schema: listSchema }, async (request, reply) => paginate(request, reply, await service.list(), {}));
+
+  scope.get('/api/plugins/catalogue', { config, schema: catalogueSchema }, async (request, reply) => {
+    const query = request.query as CatalogueQueryType;
+    const { entries, stale } = await service.catalogue(query.q, isTrue(query.refresh));
+    if (stale) reply.header('x-catalogue-stale', 'true');
+    return paginate(request, reply, entries, query);
+  });
+
+  scope.get('/api/plugins/:name/usage', { config, schema: usageSchema }, async (request) => service.usage((request.params as { name: string }).name));
+
+  scope.post('/api/plugins/install', { config, schema: installSchema }, async (request, reply) => {
+    const { result, created } = await service.install(request.body as InstallBodyType);
+    return restart(reply).code(created ? 201 : 200).send(result);
+  });
+
+  scope.delete('/api/plugins/remove', { config, schema: removeSchema }, async (request, reply) => {
+    const body = (request.body ?? {}) as RemoveBodyType;
+    const { key } = request.query as { key?: string };
+    await service.remove(key ? { key } : body);
+    return restart(reply).code(204).send();
+  });
+
+  scope.get('/api/plugins/configpath', { config, schema: configPathSchema }, async () =>
+    describePath(configPathOf(app.settings, app.config.proxy.static_config_path)));
+
+  scope.put('/api/plugins/configpath', { config, schema: putConfigPathSchema }, async (_request, reply) => {
+    const next = checkNewPath((_request.body as { path: string }).path);
+    await app.settings.update((current) => ({ ...current, proxy_static_config_path: next }));
+    app.proxyConfig.invalidate();
+    return restart(reply).send(describePath(configPathOf(app.settings, app.config.proxy.static_config_path)));
+  });
+}
+
+export default fp(plugins, {
+  name: 'plugins',
+  dependencies: ['middlewares', 'proxy', 'proxy-config'],
+  decorators: { fastify: ['store', 'settings', 'config', 'now', 'middlewares', 'proxyExplorer', 'proxyConfig'] },
+});
