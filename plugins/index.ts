@@ -12,6 +12,9 @@ import services from './services/index.ts';
 import resources from './resources/index.ts';
 import mtls from './mtls/index.ts';
 import proxyConfig from './proxy-config/index.ts';
+import traefikPlugins from './plugins/index.ts';
+import ip from './ip/index.ts';
+import containers from './containers/index.ts';
 import auth from './auth/index.ts';
 import backups from './backups/index.ts';
 import system from './system/index.ts';
@@ -26,6 +29,9 @@ export const builtinGroups: BuiltinGroup[] = [
   { name: 'resources', plugin: resources },
   { name: 'mtls', plugin: mtls },
   { name: 'proxy-config', plugin: proxyConfig },
+  { name: 'plugins', plugin: traefikPlugins },
+  { name: 'ip', plugin: ip },
+  { name: 'containers', plugin: containers },
   { name: 'auth', plugin: auth },
   { name: 'backups', plugin: backups },
   { name: 'system', plugin: system },

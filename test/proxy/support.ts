@@ -19,8 +19,15 @@ export async function privateFake(t: ExecutionContext): Promise<FakeUpstream> {
  * An app whose `traefik` data source is `fake`; the active source stays `pangolin` (so the discovery
  * poller reads only /api/v1/traefik-config and never the Traefik lists the tests count).
  */
-export function buildFor(t: ExecutionContext, fake: FakeUpstream, options: BuildTestOptions = {}): Promise<FastifyInstance> {
-  return build(t, { ...options, config: { auth: { mode: 'off' }, datasources: { pangolin_url: fake.pangolinUrl, traefik_url: fake.url }, ...options.config } });
+export async function buildFor(t: ExecutionContext, fake: FakeUpstream, options: BuildTestOptions = {}): Promise<FastifyInstance> {
+  const app = await build(t, { ...options, config: { auth: { mode: 'off' }, datasources: { pangolin_url: fake.pangolinUrl, traefik_url: fake.url }, ...options.config } });
+  // the fake runs in this process: on a loaded CI machine (Docker and CrowdSec tests beside it) its
+  // answers can take seconds, so tests that are not about timeouts give it the longest timeout
+  // (apps built with auth on are the auth tests', which need no upstream answer)
+  if (app.config.auth.mode !== 'off') return app;
+  const relaxed = await app.inject({ method: 'PUT', url: '/api/datasource/traefik', payload: { timeout_ms: 60000 } });
+  if (relaxed.statusCode !== 200) throw new Error(`could not set the test timeout: ${relaxed.body}`);
+  return app;
 }
 
 /** A clock the test moves by hand (app.now), starting at a fixed instant. */
