@@ -11,15 +11,12 @@
  * nullable schema, and they must leave digit for digit (API.md §2.1). The response schemas still
  * document the shapes (OpenAPI); the views are built field by field, so nothing leaks.
  */
-import { Ajv } from 'ajv';
-import type { FastifyInstance, FastifySchema } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { stringifyCanonical } from '../datasource/lossless-json.ts';
+import { installStrictBodies } from '../shared-schemas.ts';
 
 /** Installs both compilers on an encapsulated scope (they never reach other groups). */
 export function installCodecs(scope: FastifyInstance): void {
-  const common = { removeAdditional: true, useDefaults: true, allErrors: true, strict: false } as const;
-  const bodies = new Ajv({ ...common, coerceTypes: false });
-  const others = new Ajv({ ...common, coerceTypes: 'array' });
-  scope.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodies : others).compile(schema as FastifySchema & object));
+  installStrictBodies(scope);
   scope.setSerializerCompiler(() => (data) => stringifyCanonical(data));
 }
