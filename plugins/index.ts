@@ -15,6 +15,7 @@ import proxyConfig from './proxy-config/index.ts';
 import traefikPlugins from './plugins/index.ts';
 import ip from './ip/index.ts';
 import containers from './containers/index.ts';
+import logs from './logs/index.ts';
 import auth from './auth/index.ts';
 import backups from './backups/index.ts';
 import system from './system/index.ts';
@@ -32,6 +33,7 @@ export const builtinGroups: BuiltinGroup[] = [
   { name: 'plugins', plugin: traefikPlugins },
   { name: 'ip', plugin: ip },
   { name: 'containers', plugin: containers },
+  { name: 'logs', plugin: logs },
   { name: 'auth', plugin: auth },
   { name: 'backups', plugin: backups },
   { name: 'system', plugin: system },

@@ -1,0 +1,119 @@
+/** Aggregates access-log records into the Stats object of API.md §4.13. */
+import type { AccessRecord } from './access-log-parse.ts';
+import type { StatsView } from './schemas.ts';
+
+/** API.md §4.13: `requests_per_minute` covers at most the last 1440 minutes. */
+const MINUTES_KEPT = 1440;
+
+type Counter = Map<string, number>;
+const bump = (counter: Counter, key: string | null): void => {
+  if (key !== null) counter.set(key, (counter.get(key) ?? 0) + 1);
+};
+
+/** Count descending, ties by value ascending (ordinal), `top` entries. */
+function topOf(counter: Counter, top: number): { value: string; count: number }[] {
+  return [...counter].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .slice(0, top).map(([value, count]) => ({ value, count }));
+}
+
+/** Nearest rank: sorted ascending, the value at 1-based rank ceil(p/100 · n). */
+const percentile = (sorted: Float64Array, p: number): number => sorted[Math.max(1, Math.ceil((p / 100) * sorted.length)) - 1];
+
+const sortedObject = (counter: Counter): Record<string, number> =>
+  Object.fromEntries([...counter].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
+
+export class AccessLogStats {
+  linesRead = 0;
+  linesSkipped = 0;
+  private requests = 0;
+  private readonly formats = new Set<'json' | 'clf'>();
+  private from: number | null = null;
+  private to: number | null = null;
+  private readonly classes: Counter = new Map(['1xx', '2xx', '3xx', '4xx', '5xx'].map((c) => [c, 0]));
+  private readonly codes: Counter = new Map();
+  private readonly methods: Counter = new Map();
+  private readonly ips: Counter = new Map();
+  private readonly hosts: Counter = new Map();
+  private readonly paths: Counter = new Map();
+  private readonly routers: Counter = new Map();
+  private readonly services: Counter = new Map();
+  private readonly minutes: Map<number, number> = new Map();
+  private latencies = new Float64Array(1024);
+  private latencyCount = 0;
+  private bytesSent = 0;
+
+  /** One non-empty line that did not parse. */
+  skip(): void {
+    this.linesSkipped++;
+  }
+
+  /** One parsed line, inside the window or not: `format` describes the lines read. */
+  parsed(format: 'json' | 'clf'): void {
+    this.formats.add(format);
+  }
+
+  /** One parsed request inside the window. */
+  add(record: AccessRecord): void {
+    this.requests++;
+    if (this.from === null || record.ms < this.from) this.from = record.ms;
+    if (this.to === null || record.ms > this.to) this.to = record.ms;
+    const klass = `${Math.floor(record.status / 100)}xx`;
+    if (this.classes.has(klass)) bump(this.classes, klass);
+    bump(this.codes, String(record.status));
+    bump(this.methods, record.method);
+    bump(this.ips, record.ip);
+    bump(this.hosts, record.host);
+    bump(this.paths, record.path);
+    bump(this.routers, record.router);
+    bump(this.services, record.service);
+    const minute = Math.floor(record.ms / 60_000);
+    this.minutes.set(minute, (this.minutes.get(minute) ?? 0) + 1);
+    if (record.latencyMs !== null) this.pushLatency(record.latencyMs);
+    this.bytesSent += record.bytes;
+  }
+
+  private pushLatency(value: number): void {
+    if (this.latencyCount === this.latencies.length) {
+      const grown = new Float64Array(this.latencies.length * 2);
+      grown.set(this.latencies);
+      this.latencies = grown;
+    }
+    this.latencies[this.latencyCount++] = value;
+  }
+
+  /** The Stats body; `source` names the file or container read. */
+  result(source: string, top: number): StatsView {
+    const sorted = this.latencies.slice(0, this.latencyCount).sort();
+    const none = sorted.length === 0;
+    const errors = (this.classes.get('4xx') ?? 0) + (this.classes.get('5xx') ?? 0);
+    const lastMinute = this.to === null ? 0 : Math.floor(this.to / 60_000);
+    const perMinute = [...this.minutes].filter(([minute]) => minute > lastMinute - MINUTES_KEPT).sort((a, b) => a[0] - b[0]);
+    return {
+      source,
+      format: this.formats.size === 2 ? 'mixed' : this.formats.has('clf') ? 'clf' : this.formats.has('json') ? 'json' : null,
+      lines_read: this.linesRead,
+      lines_skipped: this.linesSkipped,
+      from: this.from === null ? null : new Date(this.from).toISOString(),
+      to: this.to === null ? null : new Date(this.to).toISOString(),
+      requests: this.requests,
+      status_classes: sortedObject(this.classes),
+      status_codes: sortedObject(this.codes),
+      methods: sortedObject(this.methods),
+      top_ips: topOf(this.ips, top),
+      top_hosts: topOf(this.hosts, top),
+      top_paths: topOf(this.paths, top),
+      top_routers: topOf(this.routers, top),
+      top_services: topOf(this.services, top),
+      latency_ms: {
+        p50: none ? null : percentile(sorted, 50),
+        p90: none ? null : percentile(sorted, 90),
+        p95: none ? null : percentile(sorted, 95),
+        p99: none ? null : percentile(sorted, 99),
+        max: none ? null : sorted[sorted.length - 1],
+      },
+      bytes_sent: this.bytesSent,
+      error_rate: this.requests === 0 ? 0 : errors / this.requests,
+      requests_per_minute: perMinute.map(([minute, count]) => ({ minute: new Date(minute * 60_000).toISOString(), count })),
+    };
+  }
+}

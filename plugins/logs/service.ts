@@ -1,0 +1,136 @@
+/** The Logs domain (API.md §4.13): container log lines and access-log statistics. */
+import type { FastifyBaseLogger } from 'fastify';
+import type { AppConfig } from '../../core/config/schema.ts';
+import { isDockerHttpError, type DockerClient } from '../containers/docker-client.ts';
+import { parseAccessLine } from './access-log-parse.ts';
+import { openTailLines } from './access-log-file.ts';
+import { AccessLogStats } from './access-log-stats.ts';
+import { logLines, type LogLine } from './docker-logs.ts';
+import { logErrors } from './errors.ts';
+import type { StreamTarget } from './stream-session.ts';
+import type { LinesQueryType, LogService, StatsQueryType, StatsView } from './schemas.ts';
+import { inWindow, parseWindow, type TimeWindow } from './time-range.ts';
+
+export interface LogServiceOptions {
+  docker: DockerClient;
+  settings: AppConfig['logs'];
+  now: () => Date;
+  log: FastifyBaseLogger;
+}
+
+/** Without an access-log file, stats read the proxy container's last 24 h, at most 100000 lines. */
+const FALLBACK_WINDOW_MS = 24 * 3_600_000;
+const FALLBACK_MAX_LINES = 100_000;
+/** A one-stream read stops widening here (Docker lines read, both streams). */
+const MAX_WIDENED_TAIL = 1_000_000;
+
+interface ReadRequest {
+  tail: number;
+  window: TimeWindow;
+  stdout: boolean;
+  stderr: boolean;
+}
+
+/** Docker wants seconds since the epoch; fractions keep millisecond bounds. */
+const dockerTime = (ms: number): string => (ms / 1000).toFixed(3);
+
+export class LogsService {
+  constructor(private readonly options: LogServiceOptions) {}
+
+  /** The last `tail` lines of a service's container within the window, oldest first. */
+  async lines(service: LogService, query: LinesQueryType): Promise<LogLine[]> {
+    const window = parseWindow(query, this.options.now());
+    const stream = query.stream ?? 'all';
+    const name = this.options.settings.services[service];
+    const lines = await this.read(name, { tail: query.tail, window, stdout: stream !== 'stderr', stderr: stream !== 'stdout' });
+    if (lines === null) throw logErrors.containerMissing(service, name);
+    return lines;
+  }
+
+  /** The container a stream attaches to; 404 when missing, 502 when Docker fails (before the upgrade). */
+  async target(service: LogService): Promise<StreamTarget> {
+    const { docker, settings } = this.options;
+    const name = settings.services[service];
+    try {
+      const info = await docker.call(`inspect ${name}`, () => docker.engine.getContainer(name).inspect());
+      return { id: info.Id, name, tty: info.Config.Tty };
+    } catch (err) {
+      if (isDockerHttpError(err) && err.statusCode === 404) throw logErrors.containerMissing(service, name);
+      throw err;
+    }
+  }
+
+  /**
+   * Reads one container's log (null when the container does not exist). Docker applies `tail` to
+   * both streams together before its stream filter, so a one-stream read asks for both, filters
+   * here, and widens the tail (×4) while the filter left fewer than `tail` lines and Docker had more.
+   */
+  private async read(name: string, request: ReadRequest): Promise<LogLine[] | null> {
+    const { docker } = this.options;
+    const container = docker.engine.getContainer(name);
+    const wanted = (line: LogLine) => (line.stream === 'stdout' ? request.stdout : request.stderr);
+    try {
+      const info = await docker.call(`inspect ${name}`, () => container.inspect());
+      for (let tail = request.tail; ; tail *= 4) {
+        const body = await docker.call(`logs of ${name}`, (abortSignal) => container.logs({
+          follow: false,
+          stdout: true,
+          stderr: true,
+          timestamps: true,
+          tail,
+          ...(request.window.since === null ? {} : { since: dockerTime(request.window.since) }),
+          ...(request.window.until === null ? {} : { until: dockerTime(request.window.until) }),
+          abortSignal,
+        }));
+        const all = logLines(Buffer.isBuffer(body) ? body : Buffer.from(body as unknown as string), info.Config.Tty);
+        const lines = all.filter(wanted);
+        if (lines.length >= request.tail || all.length < tail || tail >= MAX_WIDENED_TAIL) return lines.slice(-request.tail);
+      }
+    } catch (err) {
+      if (isDockerHttpError(err) && err.statusCode === 404) return null;
+      throw err;
+    }
+  }
+
+  /** Stats of the configured access-log file, or of the proxy container when none is configured. */
+  async stats(query: StatsQueryType): Promise<StatsView> {
+    const now = this.options.now();
+    const window = parseWindow(query, now);
+    const { proxy_access_log: path, max_scan_bytes: maxScanBytes, services } = this.options.settings;
+    const stats = new AccessLogStats();
+    if (path) {
+      let lines: AsyncIterable<string>;
+      try {
+        lines = await openTailLines(path, maxScanBytes);
+      } catch (err) {
+        this.options.log.warn({ path, code: (err as NodeJS.ErrnoException).code }, 'access log cannot be opened');
+        throw logErrors.accessLogUnreadable(path, (err as NodeJS.ErrnoException).code ?? (err as Error).message);
+      }
+      for await (const line of lines) count(stats, line, window);
+      return stats.result(`file:${path}`, query.top);
+    }
+    const fallback: TimeWindow = { since: window.since ?? now.getTime() - FALLBACK_WINDOW_MS, until: window.until };
+    let lines: LogLine[] | null;
+    try {
+      lines = await this.read(services.proxy, { tail: FALLBACK_MAX_LINES, window: fallback, stdout: true, stderr: true });
+    } catch (err) {
+      throw logErrors.fallbackUnreadable(services.proxy, (err as Error).message);
+    }
+    if (lines === null) throw logErrors.fallbackUnreadable(services.proxy, 'no such container');
+    for (const line of lines) count(stats, line.line, fallback);
+    return stats.result(`container:${services.proxy}`, query.top);
+  }
+}
+
+/** One raw line into the stats: empty lines are ignored, unparsable ones skipped, out-of-window ones read only. */
+function count(stats: AccessLogStats, line: string, window: TimeWindow): void {
+  if (line.trim() === '') return;
+  stats.linesRead++;
+  const record = parseAccessLine(line);
+  if (record === null) {
+    stats.skip();
+    return;
+  }
+  stats.parsed(record.format);
+  if (inWindow(record.ms, window)) stats.add(record);
+}

@@ -1,0 +1,34 @@
+/** `since` / `until` query values (API.md §2.9): an ISO-8601 timestamp or a duration before now. */
+import { logErrors } from './errors.ts';
+
+const RELATIVE = /^([0-9]+)(s|m|h|d)$/;
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+/** A date, optionally with a time and zone; Date.parse alone would accept free text such as "May 5". */
+const ISO = /^\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d(\.\d{1,9})?)?(Z|[+-]\d\d:?\d\d)?)?$/;
+
+/** Milliseconds since the epoch of one `since`/`until` value, or a 422 naming the parameter. */
+export function parseInstant(name: string, value: string, now: Date): number {
+  const relative = RELATIVE.exec(value);
+  if (relative) return now.getTime() - Number(relative[1]) * UNIT_MS[relative[2]];
+  const ms = ISO.test(value) ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(ms)) throw logErrors.badQuery(name, 'must be an ISO-8601 timestamp or a duration like 15m, 2h, 7d');
+  return ms;
+}
+
+export interface TimeWindow {
+  /** Inclusive lower bound in ms, or null for open. */
+  since: number | null;
+  /** Inclusive upper bound in ms, or null for open. */
+  until: number | null;
+}
+
+/** Both bounds of a query; `since` after `until` is a 422. */
+export function parseWindow(query: { since?: string; until?: string }, now: Date): TimeWindow {
+  const since = query.since === undefined ? null : parseInstant('since', query.since, now);
+  const until = query.until === undefined ? null : parseInstant('until', query.until, now);
+  if (since !== null && until !== null && since > until) throw logErrors.badQuery('since', 'must not be later than until');
+  return { since, until };
+}
+
+export const inWindow = (ms: number, window: TimeWindow): boolean =>
+  (window.since === null || ms >= window.since) && (window.until === null || ms <= window.until);
