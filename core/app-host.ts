@@ -2,11 +2,15 @@
  * Hot reload (API.md §6): one listening socket, app instances behind it. A reload builds a new
  * instance; once it is ready it takes every new request, the old one finishes its in-flight
  * requests (up to 10 s) and closes. If the new instance cannot be built, the old one stays.
+ * WebSocket upgrades go to the current instance only; the old one closes its WebSockets with 1012
+ * (it sees `app.lifecycle.restarting`).
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 type ServerFactory = NonNullable<FastifyServerOptions['serverFactory']>;
 
 /** Builds one app instance for a generation, wiring it to the shared server through serverFactory. */
@@ -15,6 +19,8 @@ export type InstanceBuilder = (generation: number, serverFactory: ServerFactory)
 interface Instance {
   app: FastifyInstance;
   handler: Handler;
+  /** the `upgrade` listeners the instance's plugins (@fastify/websocket) added to the shared server */
+  upgrade: UpgradeListener[];
   inFlight: number;
   drained: (() => void) | null;
 }
@@ -31,6 +37,7 @@ export class AppHost {
 
   constructor(private readonly build: InstanceBuilder, private readonly logger: FastifyBaseLogger) {
     this.server = http.createServer((req, res) => this.dispatch(req, res));
+    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.dispatchUpgrade(req, socket, head));
   }
 
   get generation(): number {
@@ -61,8 +68,11 @@ export class AppHost {
     await this.reloading;
     const instance = this.current;
     this.current = null;
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-    if (instance) await instance.app.close();
+    // the socket stops accepting now, but closes only once every connection has ended: upgraded
+    // ones (WebSockets) end when the app closes them, so the app is closed before that is awaited
+    const serverClosed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    if (instance) await this.retire(instance, false);
+    await serverClosed;
   }
 
   private async swap(): Promise<boolean> {
@@ -77,12 +87,13 @@ export class AppHost {
     const old = this.current;
     this.current = fresh;
     this.logger.info({ generation: next }, 'reloaded: the new instance serves new requests');
-    if (old) await this.retire(old);
+    if (old) await this.retire(old, true);
     return true;
   }
 
   private async buildInstance(generation: number): Promise<Instance> {
     let handler: Handler | null = null;
+    const before = new Set(this.server.listeners('upgrade'));
     const app = await this.build(generation, ((fastifyHandler: Handler) => {
       handler = fastifyHandler;
       return this.server;
@@ -94,8 +105,12 @@ export class AppHost {
       throw err;
     }
     if (!handler) throw new Error('the app did not use the server factory');
+    // the instance's own upgrade listeners come off the shared server: dispatchUpgrade calls them
+    // while the instance is current, so an upgrade during a reload reaches one instance, not both
+    const upgrade = this.server.listeners('upgrade').filter((listener) => !before.has(listener)) as UpgradeListener[];
+    for (const listener of upgrade) this.server.removeListener('upgrade', listener);
     this.generationCounter = generation;
-    return { app, handler, inFlight: 0, drained: null };
+    return { app, handler, upgrade, inFlight: 0, drained: null };
   }
 
   private dispatch(req: IncomingMessage, res: ServerResponse): void {
@@ -112,8 +127,22 @@ export class AppHost {
     instance.handler(req, res);
   }
 
-  /** Lets the old instance finish what it started (≤ DRAIN_MS), then closes it. */
-  private async retire(old: Instance): Promise<void> {
+  private dispatchUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const listeners = this.current?.upgrade ?? [];
+    if (listeners.length === 0) {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    for (const listener of listeners) listener(req, socket, head);
+  }
+
+  /**
+   * Lets an instance finish the requests it started (≤ DRAIN_MS), then closes it. A replaced one
+   * (`restarting`) closes its WebSockets with 1012 "service restart" (API.md §4.13, §6), a shut
+   * down one with 1001.
+   */
+  private async retire(old: Instance, restarting: boolean): Promise<void> {
+    old.app.lifecycle.restarting = restarting;
     if (old.inFlight > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, DRAIN_MS);

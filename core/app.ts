@@ -78,6 +78,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
 
   app.decorate('config', config);
   app.decorate('now', options.now ?? (() => new Date()));
+  app.decorate('lifecycle', { restarting: false });
   const store = await openStore({ dataDir: config.storage.data_dir, logger: app.log.child({ component: 'store' }) });
   app.decorate('store', store);
   app.addHook('onClose', async () => store.close());

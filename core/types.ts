@@ -28,6 +28,8 @@ declare module 'fastify' {
     store: YamlStore;
     /** Wall clock, injectable for tests. */
     now: () => Date;
+    /** Set by the hot-reload host before it closes a replaced instance: close WebSockets with 1012. */
+    lifecycle: { restarting: boolean };
   }
   interface FastifyRequest {
     /** The authenticated token, or null when the route is open. */

@@ -25,10 +25,11 @@ async function logs(app: FastifyInstance): Promise<void> {
 async function routes(scope: FastifyInstance, { service }: { service: LogsService }): Promise<void> {
   const config = { auth: 'operations' as const };
   const sessions = new Set<LogStreamSession>();
-  // server shutdown closes every stream with 1001 (API.md §4.13)
+  // server shutdown closes every stream with 1001, a hot reload's retired instance with 1012 (API.md §4.13)
   await scope.register(websocket, {
     preClose(this: FastifyInstance, done: () => void) {
-      for (const session of sessions) session.stop(1001, 'server shutdown');
+      const restarting = scope.lifecycle.restarting;
+      for (const session of sessions) session.stop(restarting ? 1012 : 1001, restarting ? 'service restart' : 'server shutdown');
       done();
     },
   } as never);

@@ -1,4 +1,6 @@
 import test from 'ava';
+import { createRequire } from 'node:module';
+import websocket from '@fastify/websocket';
 import { cp, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -93,4 +95,62 @@ test('after close() starts, a reload is refused and builds nothing', async (t) =
   t.false(await host.reload());
   await closing;
   t.is(builds, 1);
+});
+
+interface WsClient {
+  on(event: 'message', listener: (data: Buffer) => void): void;
+  on(event: 'close', listener: (code: number) => void): void;
+  on(event: 'error', listener: (err: Error) => void): void;
+}
+const WebSocket = createRequire(import.meta.url)('ws') as new (url: string) => WsClient;
+
+/** A test-only group with a WebSocket route that says which instance answered and closes as the logs streams do. */
+function wsGroup(generation: number): BuiltinGroup {
+  return {
+    name: 'ws',
+    plugin: async (app: FastifyInstance) => {
+      const sockets = new Set<{ send(text: string): void; close(code: number): void }>();
+      await app.register(websocket, {
+        preClose(done: () => void) {
+          for (const socket of sockets) socket.close(app.lifecycle.restarting ? 1012 : 1001);
+          done();
+        },
+      } as never);
+      app.get('/api/test/ws', { websocket: true, config: { auth: 'public' } }, (socket) => {
+        sockets.add(socket);
+        socket.send(`generation ${generation}`);
+      });
+    },
+  };
+}
+
+/** Opens a client and resolves with its first message and a promise of its close code. */
+async function connect(url: string): Promise<{ first: string; closed: Promise<number> }> {
+  const client = new WebSocket(url);
+  const closed = new Promise<number>((resolve) => client.on('close', resolve));
+  const first = await new Promise<string>((resolve, reject) => {
+    client.on('message', (data) => resolve(String(data)));
+    client.on('error', reject);
+  });
+  return { first, closed };
+}
+
+test('WebSocket upgrades reach the current instance only; a reload closes the old one\'s sockets with 1012, shutdown with 1001', async (t) => {
+  const dir = await tempDir(t);
+  const config = testConfig(path.join(dir, 'data'), { auth: { mode: 'off' } });
+  const silent = (await import('pino')).default({ level: 'silent' });
+  const host = new AppHost((generation, serverFactory) => buildApp({ config, groups: [...builtinGroups, wsGroup(generation)], generation, serverFactory, logger: false }), silent);
+  t.teardown(() => host.close());
+  await host.start();
+  await new Promise<void>((resolve) => host.server.listen(0, '127.0.0.1', () => resolve()));
+  const url = `ws://127.0.0.1:${(host.server.address() as AddressInfo).port}/api/test/ws`;
+
+  const before = await connect(url);
+  t.is(before.first, 'generation 1');
+  t.true(await host.reload());
+  t.is(await before.closed, 1012);
+  const after = await connect(url);
+  t.is(after.first, 'generation 2', 'only the new instance answers the upgrade');
+  await host.close();
+  t.is(await after.closed, 1001);
 });
