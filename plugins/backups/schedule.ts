@@ -1,15 +1,13 @@
 /** Scheduled backups (API.md §4.10 `backup.schedule`): an interval such as `24h`; empty = none. */
+import { durationMs } from '../shared-schemas.ts';
 
-const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 /** Node timers overflow above 2^31-1 ms (about 24.8 days); longer waits are taken in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Milliseconds of `^[0-9]+(s|m|h|d)$`; null for empty, zero or anything else (no schedule). */
 export function parseInterval(text: string): number | null {
-  const match = /^([0-9]+)(s|m|h|d)$/.exec(text.trim());
-  if (!match) return null;
-  const ms = Number(match[1]) * UNIT_MS[match[2]];
-  return ms > 0 && Number.isSafeInteger(ms) ? ms : null;
+  const ms = durationMs(text.trim());
+  return ms !== null && ms > 0 && Number.isSafeInteger(ms) ? ms : null;
 }
 
 export interface ScheduleClock {

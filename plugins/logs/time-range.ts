@@ -1,15 +1,14 @@
 /** `since` / `until` query values (API.md §2.9): an ISO-8601 timestamp or a duration before now. */
+import { durationMs } from '../shared-schemas.ts';
 import { logErrors } from './errors.ts';
 
-const RELATIVE = /^([0-9]+)(s|m|h|d)$/;
-const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 /** A date, optionally with a time and zone; Date.parse alone would accept free text such as "May 5". */
 const ISO = /^\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d(\.\d{1,9})?)?(Z|[+-]\d\d:?\d\d)?)?$/;
 
 /** Milliseconds since the epoch of one `since`/`until` value, or a 422 naming the parameter. */
 export function parseInstant(name: string, value: string, now: Date): number {
-  const relative = RELATIVE.exec(value);
-  if (relative) return now.getTime() - Number(relative[1]) * UNIT_MS[relative[2]];
+  const relative = durationMs(value);
+  if (relative !== null) return now.getTime() - relative;
   const ms = ISO.test(value) ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(ms)) throw logErrors.badQuery(name, 'must be an ISO-8601 timestamp or a duration like 15m, 2h, 7d');
   return ms;
