@@ -5,11 +5,10 @@
 import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
 import forge from 'node-forge';
 import {
-  fingerprintSha256, formatName, generateRsaKeyPair, nameAttributes, pemToDer, randomSerial, signCertificate, wholeSeconds,
+  DAY_MS, fingerprintSha256, formatName, generateRsaKeyPair, nameAttributes, pemToDer, randomSerial, signCertificate, wholeSeconds,
   type KeySize, type NameFields,
 } from './x509.ts';
 
-const DAY_MS = 86_400_000;
 
 /** What POST /api/mtls/ca asks for, defaults applied. */
 export interface CaRequest {

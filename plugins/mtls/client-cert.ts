@@ -4,11 +4,10 @@
  */
 import type { LoadedCa } from './ca.ts';
 import {
-  fingerprintSha256, formatName, generateRsaKeyPair, nameAttributes, pemToDer, randomSerial, signCertificate, wholeSeconds,
+  DAY_MS, fingerprintSha256, formatName, generateRsaKeyPair, nameAttributes, pemToDer, randomSerial, signCertificate, wholeSeconds,
   type KeySize, type NameFields,
 } from './x509.ts';
 
-const DAY_MS = 86_400_000;
 
 export interface IssuedClient {
   certPem: string;

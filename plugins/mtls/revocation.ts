@@ -9,9 +9,8 @@ import type { LoadedCa } from './ca.ts';
 import { buildCrl, CrlSchedule, type CrlEntry } from './crl.ts';
 import type { MtlsFiles } from './files.ts';
 import type { ClientData, ConfigFileData } from './schemas.ts';
-import { normalizeSerial } from './x509.ts';
+import { DAY_MS, normalizeSerial } from './x509.ts';
 
-const DAY_MS = 86_400_000;
 
 export type RetiredSerial = NonNullable<ConfigFileData['crl']>['retired'][number];
 

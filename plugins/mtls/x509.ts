@@ -9,6 +9,9 @@ import forge from 'node-forge';
 
 const generateRsa = promisify(generateKeyPair);
 
+/** Validity periods are given in days. */
+export const DAY_MS = 86_400_000;
+
 export const KEY_SIZES = [2048, 3072, 4096] as const;
 export type KeySize = (typeof KEY_SIZES)[number];
 
