@@ -18,6 +18,8 @@ export interface ContainerServiceOptions {
   updatesTtlS: number;
   now: () => Date;
   log: FastifyBaseLogger;
+  /** Throws 409 `busy` when an update job holds the container. */
+  assertFree?: (name: string) => void;
 }
 
 const STOPPED = new Set(['created', 'exited', 'dead']);
@@ -69,6 +71,7 @@ export class ContainerService {
     if (!before) throw containerErrors.notFound(requested);
     const name = plainName(before.Name);
     if (!stack.includes(name, before.Config.Labels)) throw containerErrors.outsideStack(name);
+    this.options.assertFree?.(name);
 
     const container = this.engine.getContainer(before.Id);
     const waitMs = stopTimeoutS * 1000 + DOCKER_CALL_TIMEOUT_MS;
