@@ -6,6 +6,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { installStrictBodies, isTrue } from '../shared-schemas.ts';
+import { SHUTDOWN_GRACE_MS } from '../jobs/index.ts';
 import { DockerClient, dockerConfigured, dockerEndpoint, dockerOptions } from './docker-client.ts';
 import { actionSchema, listSchema, updateSchema, updatesSchema, type ActionBodyType, type ContainerAction, type ListQueryType, type UpdateBodyType } from './schemas.ts';
 import { ContainerService } from './service.ts';
@@ -23,7 +24,12 @@ async function containers(app: FastifyInstance): Promise<void> {
   const { docker: dockerConfig, stack, containers: settings } = app.config;
   const docker = new DockerClient(dockerEndpoint(dockerConfig), dockerOptions(dockerConfig));
   app.decorate('docker', docker);
-  app.addHook('onClose', async () => docker.close());
+  app.addHook('onClose', async () => {
+    // onClose hooks run in reverse registration order: this one runs before the jobs group's, and
+    // a running update must roll back while the Docker client still works
+    await app.jobs.close(SHUTDOWN_GRACE_MS);
+    docker.close();
+  });
   app.health.register('docker', async () => ((await dockerConfigured(dockerConfig)) ? docker.ping(AbortSignal.timeout(3000)) : 'skipped'));
 
   const membership = new StackMembership(stack);

@@ -88,6 +88,7 @@ updateTest('the job survives its HTTP client going away; meanwhile a second upda
 
   const job = await finished(server, running.id);
   t.is(job.status, 'succeeded', JSON.stringify(job));
+  t.log(`update of one container, job start to succeeded: ${Date.parse(job.finished_at!) - Date.parse(job.started_at!)} ms (update_stable_s 3; ${job.steps.map((s) => `${s.step} ${Date.parse(s.finished_at!) - Date.parse(s.started_at!)} ms`).join(', ')})`);
   t.is((await docker.getContainer('svc-slow').inspect()).Image, v2.id);
   const list = (await server.inject({ method: 'GET', url: '/api/jobs' })).json() as Job[];
   t.deepEqual(list.map((j) => j.id), [running.id], 'the refused update made no job');
@@ -130,4 +131,26 @@ updateTest('bad bodies answer 422 naming the field and start nothing', async (t)
   const jobs = await server.inject({ method: 'GET', url: '/api/jobs' });
   t.deepEqual(jobs.json(), []);
   t.is(jobs.headers['x-total-count'], '0');
+});
+
+updateTest('closing the app during the health wait rolls the update back before the close finishes', async (t) => {
+  const engine = t.context.engine!;
+  const docker = engine.docker;
+  const reference = `${t.context.registry!.host}/stack/svc-other:2`;
+  const v1 = await buildAndPush(engine, reference, { content: 'close-v1' });
+  await docker.getContainer('svc-other').remove({ force: true }).catch(() => undefined); // made by an earlier test
+  const old = await createService(docker, { name: 'svc-other', image: reference });
+  await publishNewer(engine, reference, v1.id, { content: 'close-v2' });
+  const server = await updateApp(t, engine, 120);
+  const reply = await server.inject({ method: 'POST', url: '/api/container/update', payload: { services: ['svc-other'], health_timeout_s: 600 } });
+  t.is(reply.statusCode, 202, reply.body);
+  const { id } = reply.json() as Job;
+  await waitFor(() => server.jobs.get(id).steps.find((s) => s.step === 'health')?.status === 'running', 120_000);
+  await server.close();
+  const job = server.jobs.get(id);
+  t.is(job.status, 'failed');
+  t.regex(job.error!, /^update of svc-other failed at health: health wait interrupted: the server is shutting down; rolled back/);
+  const now = await docker.getContainer('svc-other').inspect();
+  t.is(now.Id, old.Id);
+  t.true(now.State.Running);
 });

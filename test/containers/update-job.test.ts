@@ -3,6 +3,7 @@
  * v1 → v2 with the settings kept, a failing healthcheck rolled back, a registry down at pull,
  * and the update check before and after.
  */
+import { PassThrough } from 'node:stream';
 import anyTest, { type TestFn } from 'ava';
 import { startEngine, dockerSkipReason, type Engine } from './support.ts';
 import { buildAndPush, publishNewer, registrySkipReason, startRegistry, type Registry } from './registry.ts';
@@ -33,7 +34,10 @@ updateTest('update v1 → v2: new image and container, old one gone, labels, res
   const side = await createService(docker, { name: 'svc-ok-side', image: reference, networkMode: 'container:svc-ok' });
   const v2 = await publishNewer(engine, reference, v1.id, { content: 'v2', labels: { 'org.example.version': '2' } });
   t.not(v1.digest, v2.digest);
-  const server = await updateApp(t, engine);
+  const logs: Array<Record<string, unknown>> = [];
+  const logStream = new PassThrough();
+  logStream.on('data', (chunk: Buffer) => { for (const line of chunk.toString().split('\n')) if (line) logs.push(JSON.parse(line)); });
+  const server = await updateApp(t, engine, 1, { log: { level: 'info' } }, logStream);
 
   const before = (await server.inject({ method: 'GET', url: '/api/container/updates?refresh=true' })).json() as Array<Record<string, unknown>>;
   t.like(before.find((u) => u.service === 'svc-ok'), { image: reference, current_digest: v1.digest, latest_digest: v2.digest, update_available: true, error: null });
@@ -82,6 +86,12 @@ updateTest('update v1 → v2: new image and container, old one gone, labels, res
 
   const after = (await server.inject({ method: 'GET', url: '/api/container/updates' })).json() as Array<Record<string, unknown>>;
   t.like(after.find((u) => u.service === 'svc-ok'), { current_digest: v2.digest, latest_digest: v2.digest, update_available: false });
+
+  // the server log tells the same story, one line per step change
+  const stepLines = logs.filter((l) => l.job_id === job.id && l.msg === 'job step' && l.status === 'ok');
+  t.deepEqual(stepLines.map((l) => `${l.service}:${l.step}`), job.steps.map((s) => `${s.service}:${s.step}`), 'in the order they ran');
+  t.regex(String(stepLines.find((l) => l.service === 'svc-ok' && l.step === 'rename')!.message), /^renamed to svc-ok-old-\d+ and stopped$/);
+  t.truthy(logs.find((l) => l.job_id === job.id && l.msg === 'job succeeded'));
 });
 
 updateTest('a v2 whose healthcheck fails is rolled back: the old container runs again with its id and name, the job fails naming health, later services are skipped', async (t) => {
@@ -131,6 +141,7 @@ updateTest('registry down during pull: the job fails at pull naming the registry
   t.is(job.status, 'failed');
   t.true(job.error!.startsWith('update of svc-down failed at pull: registry '), job.error!);
   t.true(job.error!.includes(doomed.host), 'names the registry');
+  t.log(job.error);
   t.like(stepOf(job, 'svc-down', 'pull'), { status: 'failed' });
   t.true(job.steps.filter((s) => s.step !== 'pull').every((s) => s.status === 'skipped'));
   t.is(job.steps.find((s) => s.step === 'rollback'), undefined, 'nothing to roll back');

@@ -22,8 +22,9 @@ export interface Job {
 }
 
 /** An app on the private engine; `stableS` = containers.update_stable_s (short, so tests are quick). */
-export function updateApp(t: ExecutionContext, engine: Engine, stableS = 1, extra: Record<string, unknown> = {}): Promise<FastifyInstance> {
+export function updateApp(t: ExecutionContext, engine: Engine, stableS = 1, extra: Record<string, unknown> = {}, logStream?: NodeJS.WritableStream): Promise<FastifyInstance> {
   return build(t, {
+    logStream,
     config: {
       auth: { mode: 'off' },
       docker: { host: '', socket: engine.socket },

@@ -68,24 +68,26 @@ async function updateUnit(ctx: JobContext, run: UpdateRun, unit: PlannedUnit, re
     throw new StepFailure(`update of ${unit.name} failed at pull: the container no longer exists`);
   }
   const reference = old.Config.Image;
+  let upToDate = false;
   try {
     await asStep(pull, `pulling ${reference} from ${registryOf(reference)}`, async () => {
       await ops.pull(reference, ctx.signal);
-      return `pulled ${reference}`;
+      const image = await ops.image(reference);
+      if (!image) throw new StepFailure(`${reference} is not present after the pull`);
+      upToDate = image.Id === old.Image;
+      return upToDate
+        ? `pulled ${reference}: already the newest image (${short(image.Id)}), nothing to recreate`
+        : `pulled ${reference}: image ${short(old.Image)} → ${short(image.Id)}`;
     });
   } catch (err) {
     throw new StepFailure(`update of ${unit.name} failed at pull: ${describeError(err)}; nothing was changed`);
   }
-  const image = await ops.image(reference);
-  if (!image) throw new StepFailure(`update of ${unit.name} failed at pull: ${reference} is not present after the pull`);
-  if (image.Id === old.Image) {
-    pull.ok(`pulled ${reference}: already the newest image (${short(image.Id)}), nothing to recreate`);
+  if (upToDate) {
     for (const member of [unit.name, ...unit.dependants]) {
       for (const step of [...REPLACE_STEPS, 'cleanup']) ctx.step(member, step).skip('skipped: the container already runs the newest image');
     }
     return;
   }
-  pull.ok(`pulled ${reference}: image ${short(old.Image)} → ${short(image.Id)}`);
 
   const done: Replacement[] = [];
   let current = 'rename';
