@@ -189,7 +189,7 @@ async function rollback(ctx: JobContext, run: UpdateRun, service: string, done: 
     }
     // namespace owners first, then the containers that join them
     for (const r of done) if (r.wasRunning) await ops.start(r.oldId);
-    const summary = `rolled back: ${done.map((r) => `${r.name} runs its old container ${short(r.oldId)} again`).join(', ')}`;
+    const summary = `rolled back: ${done.map((r) => `${r.name} is its old container ${short(r.oldId)} again${r.wasRunning ? ', running' : ' (stopped, as before)'}`).join(', ')}`;
     step.ok(summary);
     return summary;
   } catch (err) {
