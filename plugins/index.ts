@@ -15,6 +15,7 @@ import mtls from './mtls/index.ts';
 import proxyConfig from './proxy-config/index.ts';
 import traefikPlugins from './plugins/index.ts';
 import ip from './ip/index.ts';
+import jobs from './jobs/index.ts';
 import containers from './containers/index.ts';
 import logs from './logs/index.ts';
 import auth from './auth/index.ts';
@@ -35,10 +36,12 @@ export const builtinGroups: BuiltinGroup[] = [
   { name: 'proxy-config', plugin: proxyConfig },
   { name: 'plugins', plugin: traefikPlugins },
   { name: 'ip', plugin: ip },
+  // backups and jobs before containers: its update jobs take pre-update backups on the job runner
+  { name: 'backups', plugin: backups },
+  { name: 'jobs', plugin: jobs },
   { name: 'containers', plugin: containers },
   { name: 'logs', plugin: logs },
   { name: 'auth', plugin: auth },
-  { name: 'backups', plugin: backups },
   { name: 'system', plugin: system },
   { name: 'ui', plugin: ui },
 ];

@@ -49,7 +49,12 @@ export const ConfigSchema = Type.Object({
   plugins_catalogue: Type.Object({ url: Type.String({ pattern: '^https?://' }), ttl_s: Int(0) }),
   docker: Type.Object({ host: Type.String(), socket: Type.String() }),
   stack: Type.Object({ containers: StrList, project: Type.String() }),
-  containers: Type.Object({ stop_timeout_s: Int(0), updates_ttl_s: Int(0) }),
+  containers: Type.Object({
+    stop_timeout_s: Int(0),
+    updates_ttl_s: Int(0),
+    // update jobs: a container without a healthcheck counts as healthy once it has run this long (API.md §4.11: 10 s)
+    update_stable_s: Int(1, 600),
+  }),
   crowdsec: Type.Object({
     url: Type.String({ pattern: '^https?://' }),
     bouncer_key: Type.String(),

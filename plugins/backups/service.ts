@@ -83,6 +83,15 @@ export class BackupService {
     });
   }
 
+  /** A `pre-update` backup taken by a container update job (API.md §4.11), then retention. */
+  createPreUpdate(note: string): Promise<BackupView> {
+    return this.exclusive('pre-update backup', async () => {
+      const view = await this.createUnlocked('pre-update', note);
+      await this.applyRetention();
+      return view;
+    });
+  }
+
   remove(id: string): Promise<void> {
     return this.exclusive('backup deletion', async () => {
       try {

@@ -1,14 +1,17 @@
 /**
  * The Containers group (API.md §4.11): the Docker client as `app.docker`, the `docker` health probe
- * and the /api/container routes. Update jobs (POST /api/container/update) wait for the Jobs group.
+ * and the /api/container routes, including update jobs (POST /api/container/update) that run on the
+ * Jobs group's runner and take their pre-update backup through the backups group.
  */
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import { isTrue } from '../shared-schemas.ts';
+import { installStrictBodies, isTrue } from '../shared-schemas.ts';
+import { SHUTDOWN_GRACE_MS } from '../jobs/index.ts';
 import { DockerClient, dockerConfigured, dockerEndpoint, dockerOptions } from './docker-client.ts';
-import { actionSchema, listSchema, updatesSchema, type ActionBodyType, type ContainerAction, type ListQueryType } from './schemas.ts';
+import { actionSchema, listSchema, updateSchema, updatesSchema, type ActionBodyType, type ContainerAction, type ListQueryType, type UpdateBodyType } from './schemas.ts';
 import { ContainerService } from './service.ts';
 import { StackMembership } from './stack.ts';
+import { UpdateService } from './update/service.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -21,19 +24,37 @@ async function containers(app: FastifyInstance): Promise<void> {
   const { docker: dockerConfig, stack, containers: settings } = app.config;
   const docker = new DockerClient(dockerEndpoint(dockerConfig), dockerOptions(dockerConfig));
   app.decorate('docker', docker);
-  app.addHook('onClose', async () => docker.close());
+  app.addHook('onClose', async () => {
+    // onClose hooks run in reverse registration order: this one runs before the jobs group's, and
+    // a running update must roll back while the Docker client still works
+    await app.jobs.close(SHUTDOWN_GRACE_MS);
+    docker.close();
+  });
   app.health.register('docker', async () => ((await dockerConfigured(dockerConfig)) ? docker.ping(AbortSignal.timeout(3000)) : 'skipped'));
 
+  const membership = new StackMembership(stack);
+  const updates = new UpdateService({
+    docker,
+    stack: membership,
+    jobs: app.jobs,
+    takeBackup: async (note) => (await app.backups.createPreUpdate(note)).id,
+    stopTimeoutS: settings.stop_timeout_s,
+    stableS: settings.update_stable_s,
+    now: () => app.now(),
+    log: app.log.child({ component: 'container-update' }),
+  });
   const service = new ContainerService({
     docker,
-    stack: new StackMembership(stack),
+    stack: membership,
     stopTimeoutS: settings.stop_timeout_s,
     updatesTtlS: settings.updates_ttl_s,
     now: () => app.now(),
     log: app.log.child({ component: 'containers' }),
     notify: (change) => app.events.publish('container', change),
+    assertFree: (name) => updates.assertFree(name),
   });
   await app.register(routes, { service });
+  await app.register(updateRoute, { updates });
 }
 
 /** The HTTP routes, encapsulated so their hooks never leak. */
@@ -59,4 +80,13 @@ async function routes(scope: FastifyInstance, { service }: { service: ContainerS
   });
 }
 
-export default fp(containers, { name: 'containers', dependencies: ['auth', 'health', 'events'], decorators: { fastify: ['config', 'now', 'health', 'events'] } });
+/** POST /api/container/update in its own scope: its body is validated without type coercion (API.md §2.1). */
+async function updateRoute(scope: FastifyInstance, { updates }: { updates: UpdateService }): Promise<void> {
+  installStrictBodies(scope);
+  scope.post('/api/container/update', { config: { auth: 'operations' }, schema: updateSchema }, async (request, reply) => {
+    const job = await updates.start(request.body as UpdateBodyType);
+    return reply.code(202).header('location', `/api/jobs/${job.id}`).send(job);
+  });
+}
+
+export default fp(containers, { name: 'containers', dependencies: ['auth', 'health', 'events', 'jobs', 'backups'], decorators: { fastify: ['config', 'now', 'health', 'events', 'jobs', 'backups'] } });

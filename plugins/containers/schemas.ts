@@ -1,6 +1,7 @@
 /** TypeBox schemas of the Containers group (API.md §4.11): queries, bodies and responses per status. */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { ErrorBody, QueryBool } from '../shared-schemas.ts';
+import { Job } from '../jobs/schemas.ts';
 
 const tags = ['containers'];
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -43,9 +44,8 @@ export const ActionParams = Type.Object({
 });
 
 /** Docker container names (`[a-zA-Z0-9][a-zA-Z0-9_.-]*`), a leading `/` tolerated. */
-export const ActionBody = Type.Object({
-  container_name: Type.String({ pattern: '^/?[a-zA-Z0-9][a-zA-Z0-9_.-]{0,254}$', description: 'container name (a leading / is ignored)' }),
-});
+const ContainerName = Type.String({ pattern: '^/?[a-zA-Z0-9][a-zA-Z0-9_.-]{0,254}$', description: 'container name (a leading / is ignored)' });
+export const ActionBody = Type.Object({ container_name: ContainerName });
 export type ActionBodyType = Static<typeof ActionBody>;
 
 export const ActionResult = Type.Object({
@@ -79,4 +79,17 @@ export const actionSchema = {
 export const updatesSchema = {
   tags, summary: 'Image update check of the stack containers (registry digests, cached 10 min)', querystring: UpdatesQuery,
   response: { 200: Type.Array(ImageUpdate), 422: ErrorBody, 502: ErrorBody },
+};
+
+/** POST /api/container/update (API.md §4.11, §2.10: 1–20 services, health_timeout_s 10–600). */
+export const UpdateBody = Type.Object({
+  services: Type.Array(ContainerName, { minItems: 1, maxItems: 20, uniqueItems: true, description: 'stack container names, updated in this order' }),
+  backup: Type.Optional(Type.Boolean({ default: false, description: 'take a pre-update backup of the data dir first' })),
+  health_timeout_s: Type.Optional(Type.Integer({ minimum: 10, maximum: 600, default: 120, description: 'how long a new container may take to become healthy' })),
+});
+export type UpdateBodyType = Static<typeof UpdateBody>;
+
+export const updateSchema = {
+  tags, summary: 'Update stack containers to the newest image of their reference, as a job (rollback on failure)', body: UpdateBody,
+  response: { 202: Job, 401: ErrorBody, 403: ErrorBody, 409: ErrorBody, 415: ErrorBody, 422: ErrorBody, 429: ErrorBody, 502: ErrorBody },
 };

@@ -20,6 +20,8 @@ export interface ContainerServiceOptions {
   log: FastifyBaseLogger;
   /** Hears of each start/stop/restart done through act(), with the state Docker reports after it: the `container` event. */
   notify?: (change: { name: string; state: string }) => void;
+  /** Throws 409 `busy` when an update job holds the container. */
+  assertFree?: (name: string) => void;
 }
 
 const STOPPED = new Set(['created', 'exited', 'dead']);
@@ -71,6 +73,7 @@ export class ContainerService {
     if (!before) throw containerErrors.notFound(requested);
     const name = plainName(before.Name);
     if (!stack.includes(name, before.Config.Labels)) throw containerErrors.outsideStack(name);
+    this.options.assertFree?.(name);
 
     const container = this.engine.getContainer(before.Id);
     const waitMs = stopTimeoutS * 1000 + DOCKER_CALL_TIMEOUT_MS;
