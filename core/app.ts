@@ -11,6 +11,7 @@ import authPlugin from './auth/index.ts';
 import auditPlugin from './audit.ts';
 import corsPlugin from './cors.ts';
 import pluginLoader from './plugin-loader/index.ts';
+import { installRequestValidation } from './validation.ts';
 
 export interface BuildOptions {
   config: AppConfig;
@@ -63,10 +64,10 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       const message = error.code === 'FST_ERR_BAD_URL' ? 'the URL path is not valid (bad percent-encoding)' : 'a path parameter is too long';
       return sendError(reply, errors.validation(message, [{ path: '/params', message }]));
     },
-    ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: true } },
   }) as unknown as FastifyInstance;
 
   installErrorHandling(app, config.server.body_limit);
+  installRequestValidation(app);
   installVersioning(app);
   installJsonParser(app);
   // "no body" validates as {}: routes whose fields are all optional accept it, and a route with
