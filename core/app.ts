@@ -2,7 +2,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { AppConfig } from './config/schema.ts';
 import { installErrorHandling, sendError } from './errors/handler.ts';
-import { errors } from './errors/app-error.ts';
+import { errors, validationError } from './errors/app-error.ts';
 import { API_VERSION, installVersioning, requestIdFor } from './versioning.ts';
 import { openStore } from './store/index.ts';
 import type { BuiltinGroup } from './types.ts';
@@ -11,7 +11,7 @@ import authPlugin from './auth/index.ts';
 import auditPlugin from './audit.ts';
 import corsPlugin from './cors.ts';
 import pluginLoader from './plugin-loader/index.ts';
-import { installRequestValidation } from './validation.ts';
+import { installRequestValidation, nonFiniteNumberAt } from './validation.ts';
 
 export interface BuildOptions {
   config: AppConfig;
@@ -105,10 +105,17 @@ function installJsonParser(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser(/^application\/json(\s*;.*)?$/i, { parseAs: 'string' }, (request, body, done) => {
     if ((body as string).length === 0) return done(null, undefined);
-    parseJson(request, body as string, (err, value) => (err ? done(errors.invalidJson(), undefined) : done(null, value)));
+    parseJson(request, body as string, (err, value) => {
+      if (err) return done(errors.invalidJson(), undefined);
+      // JSON.parse turns 1e309 into Infinity: no field of any body may hold it (API.md §2.1)
+      const at = nonFiniteNumberAt(value, '');
+      if (at !== null) return done(validationError([{ path: at, message: 'must be a finite number (received a number beyond ±1.8e308)' }]), undefined);
+      done(null, value);
+    });
   });
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
     if ((body as Buffer).length === 0) return done(null, undefined);
     done(errors.unsupportedMediaType(String(request.headers['content-type'] ?? '')), undefined);
   });
 }
+

@@ -17,7 +17,7 @@ export const ErrorBody = Type.Object({
 }, { additionalProperties: true, $id: 'ErrorBody' });
 
 export const Paging = {
-  page: Type.Optional(Type.Integer({ minimum: 1 })),
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
   page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
 };
 export type PagingQuery = { page?: number; page_size?: number };
