@@ -2,7 +2,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { AppConfig } from './config/schema.ts';
 import { installErrorHandling, sendError } from './errors/handler.ts';
-import { errors } from './errors/app-error.ts';
+import { errors, validationError } from './errors/app-error.ts';
 import { API_VERSION, installVersioning, requestIdFor } from './versioning.ts';
 import { openStore } from './store/index.ts';
 import { retire, type BuiltinGroup, type Lifecycle } from './types.ts';
@@ -11,6 +11,7 @@ import authPlugin from './auth/index.ts';
 import auditPlugin from './audit.ts';
 import corsPlugin from './cors.ts';
 import pluginLoader from './plugin-loader/index.ts';
+import { installRequestValidation, nonFiniteNumberAt } from './validation.ts';
 
 export interface BuildOptions {
   config: AppConfig;
@@ -63,10 +64,10 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       const message = error.code === 'FST_ERR_BAD_URL' ? 'the URL path is not valid (bad percent-encoding)' : 'a path parameter is too long';
       return sendError(reply, errors.validation(message, [{ path: '/params', message }]));
     },
-    ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: true } },
   }) as unknown as FastifyInstance;
 
   installErrorHandling(app, config.server.body_limit);
+  installRequestValidation(app);
   installVersioning(app);
   installJsonParser(app);
   // "no body" validates as {}: routes whose fields are all optional accept it, and a route with
@@ -106,10 +107,17 @@ function installJsonParser(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser(/^application\/json(\s*;.*)?$/i, { parseAs: 'string' }, (request, body, done) => {
     if ((body as string).length === 0) return done(null, undefined);
-    parseJson(request, body as string, (err, value) => (err ? done(errors.invalidJson(), undefined) : done(null, value)));
+    parseJson(request, body as string, (err, value) => {
+      if (err) return done(errors.invalidJson(), undefined);
+      // JSON.parse turns 1e309 into Infinity: no field of any body may hold it (API.md §2.1)
+      const at = nonFiniteNumberAt(value, '');
+      if (at !== null) return done(validationError([{ path: at, message: 'must be a finite number (received a number beyond ±1.8e308)' }]), undefined);
+      done(null, value);
+    });
   });
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
     if ((body as Buffer).length === 0) return done(null, undefined);
     done(errors.unsupportedMediaType(String(request.headers['content-type'] ?? '')), undefined);
   });
 }
+

@@ -1,6 +1,5 @@
 /** Schema pieces every group uses: query booleans, paging, error body, ids, ETags, references (API.md §2). */
 import { Type, type Static } from '@sinclair/typebox';
-import { Ajv } from 'ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import { validationError, type ErrorDetail } from '../core/errors/app-error.ts';
 
@@ -18,7 +17,7 @@ export const ErrorBody = Type.Object({
 }, { additionalProperties: true, $id: 'ErrorBody' });
 
 export const Paging = {
-  page: Type.Optional(Type.Integer({ minimum: 1 })),
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
   page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
 };
 export type PagingQuery = { page?: number; page_size?: number };
@@ -140,19 +139,6 @@ export class ReferenceRegistry {
 
 /** `in_use` details from referrer paths. */
 export const referrerDetails = (paths: string[], what: string): ErrorDetail[] => paths.map((path) => ({ path, message: `references this ${what}` }));
-
-/**
- * Request bodies validated without type coercion on an encapsulated scope (query strings and path
- * parameters keep the usual coercion). The app-wide Ajv coerces, and with `anyOf` it turns `null`
- * into `""` for `string | null` fields, `0` into `null` for `integer | null` ones and a number into
- * a password string; groups whose bodies carry such fields (resources, mTLS) install this.
- */
-export function installStrictBodies(scope: FastifyInstance): void {
-  const common = { removeAdditional: true, useDefaults: true, allErrors: true, strict: false } as const;
-  const bodies = new Ajv({ ...common, coerceTypes: false });
-  const others = new Ajv({ ...common, coerceTypes: 'array' });
-  scope.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodies : others).compile(schema as FastifySchema & object));
-}
 
 const DURATION = /^([0-9]+)(s|m|h|d)$/;
 const DURATION_UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };

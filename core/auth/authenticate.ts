@@ -90,23 +90,25 @@ export function authenticate(options: AuthCheckOptions): (request: FastifyReques
       request.principal = OPEN_PRINCIPAL;
       return;
     }
-    // Only requests that present a token are blocked: a blocked client can still learn that it needs one.
-    if (presented.kind !== 'none') {
-      const retryAfter = limiter.retryAfter(request.ip);
-      if (retryAfter > 0) throw errors.rateLimited(retryAfter);
+    // No token at all is not a guess: 401 so the client learns it needs one, but it does not count
+    // (behind a proxy every client shares one IP; anonymous probes must not lock operators out)
+    if (presented.kind === 'none') {
+      request.log.info({ ip: request.ip }, 'authentication required');
+      throw errors.authFailed('authentication required: send Authorization: Bearer <token>');
     }
-    if (presented.kind !== 'token') {
-      return fail(request, presented.kind === 'none'
-        ? 'authentication required: send Authorization: Bearer <token>'
-        : 'malformed credentials: expected Authorization: Bearer <token>');
-    }
-    const { value } = presented;
-    if (access === 'provider' && sameSecret(value, providerToken)) {
+    if (presented.kind === 'token' && access === 'provider' && sameSecret(presented.value, providerToken)) {
       request.principal = PROVIDER_PRINCIPAL;
       return;
     }
-    const token = options.verify(value);
-    if (!token) return fail(request, 'invalid or expired token');
+    const token = presented.kind === 'token' ? options.verify(presented.value) : undefined;
+    if (!token) {
+      // a token that fails: 429 while the IP is blocked, else counted; a valid one is accepted even then
+      const retryAfter = limiter.retryAfter(request.ip);
+      if (retryAfter > 0) throw errors.rateLimited(retryAfter);
+      return fail(request, presented.kind === 'malformed'
+        ? 'malformed credentials: expected Authorization: Bearer <token>'
+        : 'invalid or expired token');
+    }
     options.touch(token);
     request.principal = { name: token.name, role: token.role };
     const needed = requiredRole(access, request.method, request.routeOptions.config?.role);

@@ -2,6 +2,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
+import '../formats.ts'; // registers the string formats schemas use (go-duration) with TypeBox
 import type { InvalidFile } from './types.ts';
 import { parseYaml, YamlSyntaxError, type ParsedYaml } from './yaml-file.ts';
 

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { PROJECT_ROOT } from '../../core/config/load.ts';
 import type { ErrorDetail } from '../../core/errors/app-error.ts';
+import { numberProblems } from './traefik-numbers.ts';
 
 /** Where the schema lives in this checkout (the shared material beside the project). */
 /** Shipped with the server (config/schemas/SOURCE.md): validation must not depend on test material. */
@@ -51,8 +52,11 @@ export class TraefikSchema {
   /** Validates `value` against `definition`; pointers are prefixed with `prefix` (e.g. `/config`). */
   check(definition: string, value: unknown, prefix: string, label: string): TraefikCheck {
     const validate = this.validator(definition);
-    if (validate(value)) return { errors: [], unknown: [] };
-    return summarise(validate.errors ?? [], prefix, label);
+    const numbers = numberProblems(value, prefix);
+    if (validate(value)) return { errors: numbers, unknown: [] };
+    const summary = summarise(validate.errors ?? [], prefix, label);
+    for (const problem of numbers) if (!summary.errors.some((e) => e.path === problem.path)) summary.errors.push(problem);
+    return summary;
   }
 
   private validator(definition: string): ValidateFunction {

@@ -1,8 +1,7 @@
 /**
- * Request bodies of the mTLS routes. They are validated without type coercion (installStrictBodies,
- * shared with the resources routes): the app-wide Ajv would turn a number into a password string, or
- * `0` into `null` for a nullable integer. The old client's `mtls_*` names and JSON-text values are
- * mapped explicitly instead, by the resources group's alias table for the same fields.
+ * Request bodies of the mTLS routes. Like every body they are validated without type coercion
+ * (core/validation.ts). The old client's `mtls_*` names and JSON-text values are mapped explicitly
+ * instead, by the resources group's alias table for the same fields.
  */
 import type { FastifyRequest } from 'fastify';
 import { normalizeAliases } from '../resources/aliases.ts';

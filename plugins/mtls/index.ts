@@ -11,7 +11,6 @@ import { staticConfigPath } from '../middlewares/index.ts';
 import { StaticConfigReader } from '../middlewares/static-config.ts';
 import { ifMatchOf, ifNoneMatchHits, isTrue, paginate, quoteEtag, type PagingQuery } from '../shared-schemas.ts';
 import { normalizeMiddlewareBody } from './body.ts';
-import { installStrictBodies } from '../shared-schemas.ts';
 import { ClientService } from './clients.ts';
 import { mtlsErrors } from './errors.ts';
 import { MtlsFiles } from './files.ts';
@@ -88,9 +87,8 @@ async function mtls(app: FastifyInstance, _options: GroupOptions): Promise<void>
   await app.register(verifyRoute, { service });
 }
 
-/** The HTTP routes (class C), encapsulated so their hooks and body validation never leak. */
+/** The HTTP routes (class C), encapsulated so their hooks never leak. */
 async function routes(scope: FastifyInstance, { service, clients }: { service: MtlsService; clients: ClientService }): Promise<void> {
-  installStrictBodies(scope);
   const auth = { auth: 'config' as const };
   const sendConfig = (reply: FastifyReply, status = 200) => {
     const view = service.view();

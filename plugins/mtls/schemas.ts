@@ -1,7 +1,7 @@
 /** TypeBox schemas of the mTLS group: stored files, request bodies, queries, responses (API.md §4.8). */
 import { Type, type Static } from '@sinclair/typebox';
 import { ErrorBody, ErrorResponses, IdParams, JsonObject, Paging, QueryBool, Slug } from '../shared-schemas.ts';
-import { GO_DURATION_PATTERN, Nullable } from '../resources/config-schemas.ts';
+import { GoInterval, Nullable } from '../resources/config-schemas.ts';
 
 const Timestamp = Type.String({ description: 'ISO-8601 UTC' });
 const Hex = Type.String({ pattern: '^[0-9a-f]+$', description: 'lower-case hex' });
@@ -16,7 +16,7 @@ const Rules = Type.Array(Rule, { maxItems: 1000 });
 const RequestHeaders = Type.Record(Type.String(), Type.String({ maxLength: 8192 }), { maxProperties: 100, description: 'header name → template' });
 const RejectMessage = Type.String({ maxLength: 1000 });
 const RejectCode = Type.Integer({ minimum: 400, maximum: 599 });
-const Interval = Type.Union([Type.String({ pattern: GO_DURATION_PATTERN }), Type.Integer({ minimum: 0 })], { description: 'Go duration, or integer seconds' });
+const Interval = GoInterval;
 
 /** PUT body (full replace): absent or null fields take their defaults; JSON text is parsed before validation. */
 export const MiddlewareConfigBody = Type.Object({

@@ -1,10 +1,8 @@
 /**
  * Validation and serialisation of the resources routes.
  *
- * Bodies are validated without type coercion: the app-wide Ajv coerces, and with `anyOf` it turns
- * `null` into `""` for `string | null` fields and `0` into `null` for `integer | null` ones, which
- * would change what "null = inherit" means here. JSON-text values of the old client are converted
- * explicitly by aliases.ts instead. Query strings and path parameters keep the usual coercion.
+ * Bodies are validated without type coercion (core/validation.ts, app-wide): `null` stays `null`
+ * ("inherit"). JSON-text values of the old client are converted explicitly by aliases.ts instead.
  *
  * Responses are serialised with stringifyCanonical instead of the schema-compiled serializer:
  * router priorities can be BigInt (Traefik's MaxInt64), which fast-json-stringify rejects in a
@@ -13,10 +11,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { stringifyCanonical } from '../datasource/lossless-json.ts';
-import { installStrictBodies } from '../shared-schemas.ts';
 
-/** Installs both compilers on an encapsulated scope (they never reach other groups). */
+/** Installs the serializer on an encapsulated scope (it never reaches other groups). */
 export function installCodecs(scope: FastifyInstance): void {
-  installStrictBodies(scope);
   scope.setSerializerCompiler(() => (data) => stringifyCanonical(data));
 }

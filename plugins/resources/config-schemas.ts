@@ -5,6 +5,7 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Slug } from '../shared-schemas.ts';
+import { MAX_GO_DURATION_S } from '../../core/formats.ts';
 
 /** `T | null`; null is listed first so no validator ever tries to coerce it into T. */
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([Type.Null(), schema]);
@@ -14,6 +15,11 @@ export const ENTRYPOINT_PATTERN = '^[A-Za-z0-9_.-]{1,64}$';
 export const HOSTNAME_PATTERN = '^(\\*\\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$';
 // Go's time.ParseDuration syntax ("300s", "1m30s", "1.5h"), or "0"
 export const GO_DURATION_PATTERN = '^(0|([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$';
+/** An interval Traefik reads into a Go time.Duration: a duration string, or whole seconds, both ≤ 2^63−1 ns. */
+export const GoInterval = Type.Union([
+  Type.String({ pattern: GO_DURATION_PATTERN, format: 'go-duration', maxLength: 100 }),
+  Type.Integer({ minimum: 0, maximum: MAX_GO_DURATION_S }),
+], { description: `Go duration (at most 2562047h47m16.854775807s), or integer seconds (0–${MAX_GO_DURATION_S})` });
 /** RFC 9110 token: the characters allowed in a header field name. */
 export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
@@ -66,7 +72,7 @@ export const MtlsWhitelistConfig = Type.Object({
   request_headers: Type.Optional(Nullable(Type.Record(Type.String(), Type.String({ maxLength: 8192 }), { maxProperties: 100 }))),
   reject_message: Type.Optional(Nullable(Type.String({ maxLength: 1000 }))),
   reject_code: Type.Optional(Nullable(Type.Integer({ minimum: 400, maximum: 599 }))),
-  refresh_interval: Type.Optional(Nullable(Type.Union([Type.String({ pattern: GO_DURATION_PATTERN }), Type.Integer({ minimum: 0 })]))),
+  refresh_interval: Type.Optional(Nullable(GoInterval)),
   external_data: Type.Optional(Nullable(Type.Record(Type.String(), Type.Unknown()))),
 }, { additionalProperties: false, description: 'null fields take the global mtlswhitelist settings' });
 

@@ -8,9 +8,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
+import { fixture } from '../helpers/shared.ts';
 
 const run = promisify(execFile);
-const FIXTURES = '/work/shared/fixtures/docker';
+const FIXTURES = fixture('docker');
 export const TEST_IMAGE = 'stack-test/busybox:1';
 
 const onPath = (name: string): boolean => (process.env.PATH ?? '').split(':').some((dir) => existsSync(path.join(dir, name)));

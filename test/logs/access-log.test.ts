@@ -4,8 +4,9 @@ import { chmod, copyFile, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { build, tempDir } from '../helpers/build.ts';
+import { fixture } from '../helpers/shared.ts';
 
-const FIXTURES = '/work/shared/fixtures/access-logs';
+const FIXTURES = fixture('access-logs');
 const JSON_LOG = path.join(FIXTURES, 'sample.json.log');
 const CLF_LOG = path.join(FIXTURES, 'sample.clf.log');
 

@@ -1,0 +1,57 @@
+/**
+ * Request validation (API.md §2.1): one rule for the whole app. Bodies are JSON and keep their
+ * types: a value of the wrong type is a 422 naming the field, never coerced (`{"name": 5}` is not
+ * the name "5", `{"dry_run": 1}` is not `true`, `["x"]` is not `"x"`). Query strings and path
+ * parameters are text by nature and keep their documented string forms (decimal integers,
+ * `true|false|1|0` booleans), so they are coerced to the schema's type.
+ */
+import { Ajv, type Options, type ValidateFunction } from 'ajv';
+import type { FastifyInstance, FastifySchema } from 'fastify';
+import { addFormats } from './formats.ts';
+
+const COMMON: Options = {
+  removeAdditional: true, // unknown top-level body fields are dropped before validation (§2.1)
+  useDefaults: true,
+  allErrors: true, // every failing field is reported; formatValidation() picks the useful ones
+  strict: false, // TypeBox annotations (description, examples) are not Ajv keywords
+  strictNumbers: true, // NaN and ±Infinity (JSON's 1e309) are not numbers
+};
+
+/** Sets the validator compiler on `scope` (the root app: every route and third-party plugin inherits it). */
+export function installRequestValidation(scope: FastifyInstance): void {
+  const bodies = addFormats(new Ajv({ ...COMMON, coerceTypes: false }));
+  const text = addFormats(new Ajv({ ...COMMON, coerceTypes: 'array' }));
+  scope.setValidatorCompiler(({ schema, httpPart }) => {
+    if (httpPart === 'body') return bodies.compile(schema as FastifySchema & object);
+    return finiteOnly(text.compile(schema as FastifySchema & object));
+  });
+}
+
+/**
+ * Ajv's coercion turns the text "1e309" into Infinity and lets it through (strictNumbers does not
+ * apply to coerced values): a query or path value that coerced to a non-finite number fails here.
+ * Bodies never get there: the JSON parser refuses them first (core/app.ts).
+ */
+function finiteOnly(validate: ValidateFunction): ValidateFunction {
+  const check = ((data: unknown) => {
+    if (!validate(data)) {
+      check.errors = validate.errors;
+      return false;
+    }
+    const at = nonFiniteNumberAt(data, '');
+    check.errors = at === null ? null : [{ instancePath: at, schemaPath: '#', keyword: 'type', params: { type: 'number' }, message: 'must be a finite number' }];
+    return at === null;
+  }) as ValidateFunction;
+  return check;
+}
+
+/** JSON Pointer of the first ±Infinity or NaN in a value, or null. */
+export function nonFiniteNumberAt(value: unknown, at: string): string | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? null : at;
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [key, child] of Object.entries(value)) {
+    const found = nonFiniteNumberAt(child, `${at}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`);
+    if (found !== null) return found;
+  }
+  return null;
+}
