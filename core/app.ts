@@ -11,7 +11,7 @@ import authPlugin from './auth/index.ts';
 import auditPlugin from './audit.ts';
 import corsPlugin from './cors.ts';
 import pluginLoader from './plugin-loader/index.ts';
-import { installRequestLog } from './request-log.ts';
+import { RequestLogController } from './request-log.ts';
 
 export interface BuildOptions {
   config: AppConfig;
@@ -49,7 +49,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     },
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
     // one line per request, at debug for polls and health checks (core/request-log.ts)
-    disableRequestLogging: true,
+    logController: new RequestLogController(),
     genReqId: (req) => requestIdFor(req.headers['x-request-id']),
     requestIdHeader: false,
     bodyLimit: config.server.body_limit,
@@ -72,7 +72,6 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   installErrorHandling(app, config.server.body_limit);
   installVersioning(app);
   installJsonParser(app);
-  installRequestLog(app);
   // "no body" validates as {}: routes whose fields are all optional accept it, and a route with
   // required fields answers 422 naming them (API.md §2.1)
   app.addHook('preValidation', (request, _reply, done) => {
