@@ -8,11 +8,26 @@ import { chmod, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { LOCK_NAME } from '../../core/data-dir-lock.ts';
-import { buildProductionApp, serverEnv, startServer, type ServerProcess } from '../helpers/production-app.ts';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { execForm, parseDockerfile } from '../helpers/dockerfile.ts';
+import { buildProductionApp, REPO, serverEnv, startServer, type ServerProcess } from '../helpers/production-app.ts';
 
 const test = anyTest as TestFn<{ app: string; remove: () => Promise<void> }>;
 const isRoot = process.getuid?.() === 0;
 const NOBODY = 65534;
+const run = promisify(execFile);
+
+/** Runs the Dockerfile's HEALTHCHECK command against a port; resolves with its exit code. */
+async function healthcheck(port: number): Promise<number> {
+  const instruction = parseDockerfile(path.join(REPO, 'Dockerfile')).stages.at(-1)!.instructions.find((i) => i.keyword === 'HEALTHCHECK')!;
+  const [command, ...args] = execForm(instruction.args.slice(instruction.args.indexOf('CMD ') + 4))!;
+  assertNode(command === 'node');
+  return run(process.execPath, args, { env: { PORT: String(port) }, timeout: 60_000 }).then(() => 0, (err) => (typeof err.code === 'number' ? err.code : -1));
+}
+function assertNode(condition: boolean): void {
+  if (!condition) throw new Error('the HEALTHCHECK command is not a node command');
+}
 
 test.before(async (t) => {
   const built = await buildProductionApp();
@@ -40,6 +55,8 @@ test.serial('the compiled server serves, and SIGTERM ends it with exit 0 after a
   const server = startServer(t.context.app, serverEnv(work));
   t.teardown(() => { server.child.kill('SIGKILL'); });
   t.is(await health(server), 200);
+  const { port } = await server.line('Stack Manager listening');
+  t.is(await healthcheck(port as number), 0, 'the image HEALTHCHECK passes');
   server.child.kill('SIGTERM');
   const { code, signal } = await server.exit;
   t.is(code, 0, server.stderr());
@@ -50,6 +67,7 @@ test.serial('the compiled server serves, and SIGTERM ends it with exit 0 after a
   t.true(server.lines.some((l) => l.msg === 'shutting down: finishing in-flight requests'));
   // the lock is gone with a clean stop
   await t.throwsAsync(stat(path.join(work, 'data', LOCK_NAME)), { code: 'ENOENT' });
+  t.is(await healthcheck(port as number), 1, 'the HEALTHCHECK fails once the server is gone');
 });
 
 test.serial('`npm start` runs the compiled server, and SIGTERM to npm stops the server too', async (t) => {
