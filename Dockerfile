@@ -1,28 +1,47 @@
-# Stack Manager: multi-stage build, non-root runtime.
-FROM node:20-bookworm-slim AS deps
+# Stack Manager image. Two stages: `build` compiles the TypeScript (and, later, the UI) with all
+# dependencies; `runtime` holds production dependencies, config/ and the compiled dist/ only.
+# Node 24 is the LTS line; tini (Debian's package) is PID 1 so signals reach node and zombies are reaped.
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+# --ignore-scripts: `prepare` would build before the sources are copied; the build runs below
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY core ./core
+COPY plugins ./plugins
+RUN npm run build:server
+# ---- UI build goes here (ui engineer): COPY ui ./ui, then RUN npm run build:ui; its output is
+# ---- copied into the runtime stage at the marked place below.
 
-FROM node:20-bookworm-slim AS runtime
+FROM ${NODE_IMAGE} AS runtime
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini \
+ && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     DATA_DIR=/data \
     BACKUP_DIR=/backups \
     PLUGINS_DIR=/plugins \
     PORT=3456
 WORKDIR /app
-RUN groupadd --system --gid 3456 stack && useradd --system --uid 3456 --gid stack --home /app stack \
- && mkdir -p /data /backups /plugins && chown stack:stack /data /backups /plugins
-COPY --from=deps /app/node_modules ./node_modules
-COPY package.json tsconfig.json ./
-COPY core ./core
-COPY plugins ./plugins
+# a fixed uid/gid, so bind-mounted data dirs can be chowned to it (deploy/compose/ does that)
+RUN groupadd --system --gid 3456 stack \
+ && useradd --system --uid 3456 --gid stack --home-dir /app --shell /usr/sbin/nologin stack \
+ && mkdir -p /data /backups /plugins \
+ && chown stack:stack /data /backups /plugins
+COPY package.json package-lock.json ./
+# production dependencies only; --ignore-scripts: no `prepare` build (dist/ comes from the build stage)
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+ && npm cache clean --force
 COPY config ./config
 COPY examples ./examples
+COPY --from=build /app/dist ./dist
+# ---- UI output goes here (ui engineer): COPY --from=build /app/<ui output dir> ./<ui dir>
 USER stack
 VOLUME ["/data", "/backups"]
 EXPOSE 3456
-HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
-  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3456)+'/api/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-# tsx runs the TypeScript sources directly (it is a runtime dependency)
-CMD ["node", "--import=tsx", "plugins/main.ts"]
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3456)+'/api/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "dist/plugins/main.js"]

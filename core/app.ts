@@ -12,6 +12,7 @@ import auditPlugin from './audit.ts';
 import corsPlugin from './cors.ts';
 import pluginLoader from './plugin-loader/index.ts';
 import { installRequestValidation, nonFiniteNumberAt } from './validation.ts';
+import { RequestLogController } from './request-log.ts';
 
 export interface BuildOptions {
   config: AppConfig;
@@ -48,6 +49,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       },
     },
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
+    // one line per request, at debug for polls and health checks (core/request-log.ts)
+    logController: new RequestLogController(),
     genReqId: (req) => requestIdFor(req.headers['x-request-id']),
     requestIdHeader: false,
     bodyLimit: config.server.body_limit,

@@ -1,41 +1,83 @@
 /** Listens on HOST:PORT, reloads on PLUGINS_DIR changes and shuts down gracefully on SIGTERM/SIGINT. */
+import type { AddressInfo } from 'node:net';
 import closeWithGrace from 'close-with-grace';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { ConfigError, loadConfig } from './config/load.ts';
+import type { AppConfig } from './config/schema.ts';
 import { buildApp } from './app.ts';
 import { AppHost } from './app-host.ts';
+import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
+import { logAccessSummary } from './startup-summary.ts';
+import { ensureWritableDir, isPermissionError, StartupError, whoAmI } from './startup-checks.ts';
 import { watchPluginsDir } from './plugin-loader/index.ts';
 import type { BuiltinGroup } from './types.ts';
 
 /** Grace period for in-flight requests at shutdown. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
+/** Setup problems end the process with their exit code and one line on stderr, never a stack trace. */
+function exitOnSetupError(err: unknown): never | void {
+  if (err instanceof ConfigError || err instanceof StartupError) {
+    process.stderr.write(`stack-manager: ${err.message}\n`);
+    process.exit(err.exitCode);
+  }
+  // a file deep inside the data dir that this user may not write (a partial chown)
+  if (isPermissionError(err) && err.path) {
+    process.stderr.write(`stack-manager: ${err.path} is not writable by ${whoAmI()}: ${err.code}; check the ownership of storage.data_dir (DATA_DIR) and backup.dir (BACKUP_DIR)\n`);
+    process.exit(78);
+  }
+}
+
+/** Checks the data and backup dirs and takes the data dir's lock. */
+async function prepareDirs(config: AppConfig, logger: Logger): Promise<DataDirLock> {
+  ensureWritableDir({ key: 'storage.data_dir', env: 'DATA_DIR', dir: config.storage.data_dir });
+  ensureWritableDir({ key: 'backup.dir', env: 'BACKUP_DIR', dir: config.backup.dir });
+  return lockDataDir(config.storage.data_dir, {
+    onLost: (err) => logger.error({ err: { message: err.message } }, 'the data dir lock was lost (removed or not refreshed): another process may take it'),
+  });
+}
+
 /** Loads the config, builds the app with the given groups and serves it until a signal arrives. */
 export async function runServer(groups: BuiltinGroup[]): Promise<AppHost> {
-  let config;
+  let config: AppConfig;
   try {
     config = loadConfig();
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`stack-manager: ${err.message}\n`);
-      process.exit(err.exitCode);
-    }
+    exitOnSetupError(err);
     throw err;
   }
   const logger = pino({ level: config.log.level });
+  let lock: DataDirLock | null = null;
   const host = new AppHost((generation, serverFactory) => buildApp({ config, groups, generation, serverFactory }), logger);
-  await host.start();
+  try {
+    lock = await prepareDirs(config, logger);
+    const app = await host.start();
+    logAccessSummary(app, logger);
+  } catch (err) {
+    await lock?.release();
+    exitOnSetupError(err);
+    throw err;
+  }
   const watcher = await watchPluginsDir({ dir: config.plugins.dir, logger, onChange: () => void host.reload() });
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an error');
     else logger.info({ signal }, 'shutting down: finishing in-flight requests');
     await watcher.close();
     await host.close();
+    await lock?.release();
+    // the last line: an orchestrator reading the log knows the stop was clean (exit code 0 follows)
+    logger.info({ signal: signal ?? null }, 'Stack Manager stopped');
   });
   await new Promise<void>((resolve, reject) => {
     host.server.once('error', reject);
     host.server.listen(config.server.port, config.server.host, () => resolve());
+  }).catch(async (err) => {
+    await host.close().catch(() => undefined);
+    await lock?.release();
+    process.stderr.write(`stack-manager: cannot listen on ${config.server.host}:${config.server.port} (server.host/HOST, server.port/PORT): ${(err as Error).message}\n`);
+    process.exit(78);
   });
-  logger.info({ host: config.server.host, port: config.server.port }, 'Stack Manager listening');
+  const address = host.server.address() as AddressInfo;
+  logger.info({ host: config.server.host, port: address.port, pid: process.pid, data_dir: config.storage.data_dir }, 'Stack Manager listening');
   return host;
 }

@@ -2,8 +2,8 @@
 import path from 'node:path';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import type { Role } from '../types.ts';
-import { authenticate, type AuthMode } from './authenticate.ts';
+import type { AccessClass, Role } from '../types.ts';
+import { authenticate, needsToken, type AuthMode } from './authenticate.ts';
 import { FailureLimiter } from './rate-limit.ts';
 import { createInitialAdmin, TokenStore, type TokenInfo } from './token-store.ts';
 
@@ -22,6 +22,14 @@ export interface AuthService {
   remove(name: string): Promise<'deleted' | 'not_found' | 'last_admin'>;
   /** The token's entry when it is valid and not expired. */
   verify(token: string): TokenInfo | undefined;
+  /** Routes registered so far that answer without a token in this mode (HEAD and OPTIONS left out). */
+  openRoutes(): OpenRoute[];
+}
+
+export interface OpenRoute {
+  method: string;
+  url: string;
+  access: AccessClass;
 }
 
 declare module 'fastify' {
@@ -43,12 +51,22 @@ async function auth(app: FastifyInstance): Promise<void> {
     if (created) app.log.warn({ file: path.join(app.store.dataDir, created) }, 'created the initial admin token; read it from this file, then delete the file');
   }
 
+  // every route registered after this plugin (all groups and third-party plugins) is recorded
+  const routes: OpenRoute[] = [];
+  app.addHook('onRoute', (route) => {
+    const access = route.config?.auth ?? 'operations';
+    for (const method of [route.method].flat()) {
+      if (method !== 'HEAD' && method !== 'OPTIONS') routes.push({ method, url: route.url ?? route.path, access });
+    }
+  });
+
   app.decorate('auth', {
     mode,
     list: () => tokens.list(),
     create: (name, role, expiresInDays) => tokens.create(name, role, expiresInDays),
     remove: (name) => tokens.remove(name),
     verify: (token) => tokens.verify(token),
+    openRoutes: () => routes.filter((route) => !needsToken(route.access, mode, app.config.provider.token)),
   } satisfies AuthService);
 
   const limiter = new FailureLimiter(max_failures, failure_window_s * 1000, () => app.now().getTime());

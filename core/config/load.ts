@@ -12,8 +12,9 @@ export class ConfigError extends Error {
   }
 }
 
+// from core/config/ (sources) or dist/core/config/ (compiled): the first dir up holding package.json
 let root = import.meta.dirname;
-while (!existsSync(path.join(root, 'package.json'))) root = path.dirname(root);
+while (!existsSync(path.join(root, 'package.json')) && path.dirname(root) !== root) root = path.dirname(root);
 /** Directory holding package.json; config/default.yaml and templates live under it. */
 export const PROJECT_ROOT = root;
 

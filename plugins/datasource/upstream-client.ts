@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Agent } from 'undici';
-import pkg from '../../package.json' with { type: 'json' };
+import { APP_VERSION } from '../../core/version.ts';
 import { parseLossless } from './lossless-json.ts';
 import { exactPriority, isObject } from './discovery.ts';
 
@@ -47,7 +47,7 @@ export interface ProbeResult {
   error: string | null;
 }
 
-const USER_AGENT = `stack-manager/${pkg.version}`;
+const USER_AGENT = `stack-manager/${APP_VERSION}`;
 const MAX_PAGES = 100;
 const TLS_CODES = /CERT|SELF_SIGNED|ERR_TLS|ERR_SSL|EPROTO|UNABLE_TO_(VERIFY|GET)/;
 

@@ -7,13 +7,14 @@ import type { Conflict, DanglingReference, ResourceOutcome } from './generate-su
 import { compare, copySections, findSection, isObject, putNew, type Emitter } from './generate-support.ts';
 import { patchResource } from './generate-resource.ts';
 import type { PatchMemo } from './generate-memo.ts';
+import { serviceReferences, servicesToEmit } from './services-in-use.ts';
 
 export interface GenerationInput {
   mode: 'pangolin' | 'traefik';
   /** Pangolin mode: the upstream config body. Traefik mode: Traefik's `/api/http/routers` list (or null). */
   upstream: unknown;
   middlewares: Middleware[];
-  /** manual and template services: all are emitted */
+  /** manual and template services: manual ones are emitted, template ones once used (services-in-use.ts) */
   services: Service[];
   discoveredServices: DiscoveredService[];
   resources: Resource[];
@@ -47,7 +48,8 @@ export function generateConfig(input: GenerationInput, memo?: PatchMemo): Genera
   const emitter = createEmitter(input, config);
 
   emitMiddlewares(emitter, input.middlewares);
-  emitServices(emitter, input.services);
+  const emittedServices = servicesToEmit(input.services, input.resources);
+  emitServices(emitter, emittedServices);
 
   const resources: Record<string, ResourceOutcome> = {};
   let patched = 0;
@@ -65,7 +67,7 @@ export function generateConfig(input: GenerationInput, memo?: PatchMemo): Genera
   if (emitter.mtlsUsed) emitMtlsHelpers(emitter, input.mtls);
 
   checkChainMembers(emitter, input.middlewares);
-  checkServiceReferences(emitter, input.services);
+  checkServiceReferences(emitter, emittedServices);
 
   return {
     config,
@@ -127,7 +129,7 @@ function wrapped(type: string, config: JsonObject): JsonObject {
   return wrapper;
 }
 
-/** G4: manual and template services go to the section of their protocol. */
+/** G4: our services go to the section of their protocol. */
 function emitServices(emitter: Emitter, services: Service[]): void {
   for (const s of services) {
     putNew(emitter, 'service', [s.protocol ?? 'http', 'services'], s.id, wrapped(s.type, s.config));
@@ -172,16 +174,6 @@ function checkServiceReferences(emitter: Emitter, services: Service[]): void {
       }
     }
   }
-}
-
-function serviceReferences(s: Service): string[] {
-  const c = s.config;
-  const refs: unknown[] = [];
-  const names = (list: unknown) => (Array.isArray(list) ? list.map((e) => (isObject(e) ? e.name : undefined)) : []);
-  if (s.type === 'weighted') refs.push(...names(c.services));
-  if (s.type === 'mirroring') refs.push(c.service, ...names(c.mirrors));
-  if (s.type === 'failover') refs.push(c.service, c.fallback);
-  return refs.filter((r): r is string => typeof r === 'string');
 }
 
 /** The list itself when already in id order (the store's usual order), else a sorted copy. */

@@ -64,8 +64,7 @@ function registerRoutes(scope: FastifyInstance, app: FastifyInstance, provider: 
   const hide = prefix !== '/api/proxy-config';
   scope.get(prefix, {
     config: { auth: 'provider' },
-    // Traefik polls every few seconds: request logs at info would drown everything else
-    logLevel: 'warn',
+    // Traefik polls every few seconds: core/request-log.ts logs successful polls at debug
     schema: { hide, tags: ['proxy-config'], summary: 'Generated Traefik dynamic configuration (HTTP provider)', querystring: ProviderQuery, response: { 304: Type.Null(), 502: ErrorBody } },
   }, async (request, reply) => {
     const generation = provider.current();

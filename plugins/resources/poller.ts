@@ -7,6 +7,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { SyncOutcome } from '../datasource/state.ts';
 import type { ActiveDataSource as ActiveSource, DataSourceRegistry } from '../datasource/service.ts';
 import type { DiscoverySync, SyncReport } from './sync.ts';
+import { backoffDelayMs } from './failure-streak.ts';
 
 export type SyncReason = 'startup' | 'interval' | 'forced' | 'source_changed';
 
@@ -88,13 +89,15 @@ export class DiscoveryPoller {
     this.timer = null;
     const active = this.sources.active();
     if (this.closed || !active) return;
-    // a timeout chain, not setInterval: a slow upstream never stacks syncs up
+    // a timeout chain, not setInterval: a slow upstream never stacks syncs up; a failing one is
+    // polled less often (up to 12 intervals apart) until it answers again
+    const delay = backoffDelayMs(active.source.poll_interval_s * 1000, this.sync.failureStreak);
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.request('interval').finally(() => {
         if (!this.timer) this.arm();
       });
-    }, active.source.poll_interval_s * 1000);
+    }, delay);
     this.timer.unref();
   }
 

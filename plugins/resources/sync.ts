@@ -13,6 +13,7 @@ import type { DiscoveredService, UpstreamState } from '../datasource/state.ts';
 import { fetchPangolinConfig, fetchTraefikRouters, fetchTraefikServices } from '../datasource/upstream-client.ts';
 import type { ActiveDataSource as ActiveSource } from '../datasource/service.ts';
 import { applyRouters, type ApplyResult } from './apply.ts';
+import { FailureStreak } from './failure-streak.ts';
 import type { ResourceRepository } from './repository.ts';
 
 /** What one sync did; `changed` covers resources and the published snapshot. */
@@ -56,8 +57,16 @@ export class DiscoverySync {
   private sourceKey: string | null = null;
   private cachedHash: string | null = null;
   private routerList: Array<Record<string, unknown>> | null = null;
+  private readonly failures: FailureStreak;
 
-  constructor(private readonly deps: SyncDeps) {}
+  constructor(private readonly deps: SyncDeps) {
+    this.failures = new FailureStreak(deps.log);
+  }
+
+  /** Identical failed syncs in a row (0 after a success): the poller backs off on it. */
+  get failureStreak(): number {
+    return this.failures.streak;
+  }
 
   /** The last applied Traefik `/api/http/routers` list without our own routers (Traefik mode), else null. */
   traefikRouters(): Array<Record<string, unknown>> | null {
@@ -76,6 +85,7 @@ export class DiscoverySync {
     this.lastWasNonEmpty = false;
     this.cachedHash = null;
     this.routerList = null;
+    this.failures.reset();
     if (!active || active.source.type !== 'pangolin') return;
     const raw = await this.deps.store.readRaw(cachePath(active.name));
     if (!raw) return;
@@ -105,7 +115,7 @@ export class DiscoverySync {
     const at = this.deps.now().toISOString();
     if ('error' in fetched) {
       this.deps.upstream.recordSync(active.name, { at, ok: false, error: fetched.error, routers: null, empty_streak: this.emptyStreak });
-      this.deps.log.warn({ source: active.name, error: fetched.error }, 'discovery sync failed; nothing changed');
+      this.failures.failed(active.name, fetched.error, at);
       return { ok: false, error: fetched.error, changed: false, duration_ms: elapsed(), routers: null, written: 0 };
     }
     const applied = await applyRouters(this.deps.repository, fetched.routers, {
@@ -118,6 +128,7 @@ export class DiscoverySync {
       isOwnRouter: this.ownRouterMatcher(active.source.type),
     });
     this.emptyStreak = applied.emptyStreak;
+    this.failures.succeeded(active.name);
     const published = applied.applied ? await this.publish(active, fetched, at) : false;
     if (applied.applied) this.lastWasNonEmpty = applied.emptyStreak === 0;
     this.deps.upstream.recordSync(active.name, { at, ok: true, error: null, routers: fetched.routerCount, empty_streak: this.emptyStreak });

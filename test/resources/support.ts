@@ -37,7 +37,7 @@ export async function writeSources(dataDir: string, fake: FakeUpstream, options:
 }
 
 /** A fake upstream and an app polling it (auth off, no templates); the startup sync has finished. */
-export async function harness(t: ExecutionContext, options: SourceOptions & { config?: Record<string, unknown>; dataDir?: string } = {}): Promise<Harness> {
+export async function harness(t: ExecutionContext, options: SourceOptions & { config?: Record<string, unknown>; dataDir?: string; logStream?: NodeJS.WritableStream } = {}): Promise<Harness> {
   const fake = await startFakeUpstream();
   t.teardown(() => fake.close());
   const dataDir = options.dataDir ?? path.join(await tempDir(t), 'data');
@@ -47,7 +47,7 @@ export async function harness(t: ExecutionContext, options: SourceOptions & { co
     datasources: { pangolin_url: fake.pangolinUrl, traefik_url: options.traefikUrl ?? fake.url, active: options.active ?? 'pangolin' },
     ...options.config,
   };
-  const app = await build(t, { dataDir, config });
+  const app = await build(t, { dataDir, config, logStream: options.logStream });
   let report = await app.resources.started();
   // concurrent tests building apps in this process can block the event loop past a fetch timeout:
   // that is the machine, not the code under test, so one more sync is allowed

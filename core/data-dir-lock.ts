@@ -1,0 +1,95 @@
+/**
+ * One writer per data dir: the server holds a lock in the data dir for its whole lifetime, and a
+ * second server on the same dir refuses to start, naming the holder. The lock is proper-lockfile's
+ * directory with an mtime refreshed every few seconds, so it also works between containers sharing
+ * a volume (different PID namespaces): a holder that stopped refreshing is stale after STALE_MS.
+ * On the same host a holder whose pid is gone (SIGKILL, OOM kill) is stale at once, so a restart is
+ * never blocked. Both names start with a dot: the store's watcher and backups skip hidden entries.
+ */
+import { hostname } from 'node:os';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import lockfile from 'proper-lockfile';
+import { StartupError } from './startup-checks.ts';
+
+/** proper-lockfile's lock directory. */
+export const LOCK_NAME = '.stack-manager.lock';
+/** Who holds the lock: `{ pid, host, started_at }`. */
+export const OWNER_NAME = '.stack-manager.lock.json';
+/** A lock not refreshed for this long belongs to a dead holder (another host or PID namespace). */
+export const STALE_MS = 30_000;
+
+export interface LockOwner {
+  pid: number;
+  host: string;
+  started_at: string;
+}
+
+export interface DataDirLock {
+  readonly file: string;
+  release(): Promise<void>;
+}
+
+function readOwner(dataDir: string): LockOwner | null {
+  try {
+    const owner = JSON.parse(readFileSync(path.join(dataDir, OWNER_NAME), 'utf8')) as LockOwner;
+    return typeof owner?.pid === 'number' ? owner : null;
+  } catch {
+    return null; // not written yet (the holder is starting) or damaged
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'; // exists, owned by another user
+  }
+}
+
+/** A holder on this host whose process is gone, or a record of this very pid (a restarted container). */
+function deadOnThisHost(owner: LockOwner | null): boolean {
+  return owner !== null && owner.host === hostname() && (owner.pid === process.pid || !processAlive(owner.pid));
+}
+
+function describe(owner: LockOwner | null): string {
+  return owner ? `pid ${owner.pid} on host ${owner.host}, started ${owner.started_at}` : 'a process that has not recorded itself yet';
+}
+
+/** Takes the data dir's lock or throws a StartupError naming the lock file and the holder. */
+export async function lockDataDir(dataDir: string, options: { onLost?: (err: Error) => void } = {}): Promise<DataDirLock> {
+  const lockPath = path.join(dataDir, LOCK_NAME);
+  const take = () => lockfile.lock(dataDir, {
+    lockfilePath: lockPath,
+    realpath: false,
+    stale: STALE_MS,
+    update: STALE_MS / 3,
+    retries: 0,
+    onCompromised: (err) => options.onLost?.(err),
+  });
+  let release: () => Promise<void>;
+  try {
+    release = await take();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
+    const owner = readOwner(dataDir);
+    if (!deadOnThisHost(owner)) {
+      throw new StartupError(`data dir ${path.resolve(dataDir)} is in use: lock ${lockPath} is held by ${describe(owner)}; `
+        + 'only one Stack Manager may write a data dir (stop the other one, or remove the lock if that process is gone)');
+    }
+    rmSync(lockPath, { recursive: true, force: true });
+    release = await take();
+  }
+  const owner: LockOwner = { pid: process.pid, host: hostname(), started_at: new Date().toISOString() };
+  const ownerFile = path.join(dataDir, OWNER_NAME);
+  writeFileSync(`${ownerFile}.${process.pid}.tmp`, `${JSON.stringify(owner)}\n`);
+  renameSync(`${ownerFile}.${process.pid}.tmp`, ownerFile);
+  return {
+    file: lockPath,
+    release: async () => {
+      rmSync(ownerFile, { force: true });
+      await release().catch(() => undefined); // already lost (reported through onLost)
+    },
+  };
+}

@@ -1,0 +1,153 @@
+/**
+ * The compiled server as the image runs it: production dependencies only, `node dist/plugins/main.js`,
+ * one process. Signals, exit codes, the data dir lock and the writable-dir checks are observed from
+ * outside, as an operator or an orchestrator sees them.
+ */
+import anyTest, { type TestFn } from 'ava';
+import { chmod, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import path from 'node:path';
+import { LOCK_NAME } from '../../core/data-dir-lock.ts';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { execForm, parseDockerfile } from '../helpers/dockerfile.ts';
+import { buildProductionApp, REPO, serverEnv, startServer, type ServerProcess } from '../helpers/production-app.ts';
+
+const test = anyTest as TestFn<{ app: string; remove: () => Promise<void> }>;
+const isRoot = process.getuid?.() === 0;
+const NOBODY = 65534;
+const run = promisify(execFile);
+
+/** Runs the Dockerfile's HEALTHCHECK command against a port; resolves with its exit code. */
+async function healthcheck(port: number): Promise<number> {
+  const instruction = parseDockerfile(path.join(REPO, 'Dockerfile')).stages.at(-1)!.instructions.find((i) => i.keyword === 'HEALTHCHECK')!;
+  const [command, ...args] = execForm(instruction.args.slice(instruction.args.indexOf('CMD ') + 4))!;
+  assertNode(command === 'node');
+  return run(process.execPath, args, { env: { PORT: String(port) }, timeout: 60_000 }).then(() => 0, (err) => (typeof err.code === 'number' ? err.code : -1));
+}
+function assertNode(condition: boolean): void {
+  if (!condition) throw new Error('the HEALTHCHECK command is not a node command');
+}
+
+test.before(async (t) => {
+  const built = await buildProductionApp();
+  t.context.app = built.dir;
+  t.context.remove = built.remove;
+});
+test.after.always(async (t) => { await t.context.remove?.(); });
+
+async function workDir(t: { teardown: (fn: () => Promise<void>) => void }): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'sm-run-'));
+  await chmod(dir, 0o755);
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function health(server: ServerProcess): Promise<number> {
+  const listening = await server.line('Stack Manager listening');
+  const response = await fetch(`http://127.0.0.1:${listening.port}/api/health`);
+  await response.arrayBuffer();
+  return response.status;
+}
+
+test.serial('the compiled server serves, and SIGTERM ends it with exit 0 after a final log line', async (t) => {
+  const work = await workDir(t);
+  const server = startServer(t.context.app, serverEnv(work));
+  t.teardown(() => { server.child.kill('SIGKILL'); });
+  t.is(await health(server), 200);
+  const { port } = await server.line('Stack Manager listening');
+  t.is(await healthcheck(port as number), 0, 'the image HEALTHCHECK passes');
+  server.child.kill('SIGTERM');
+  const { code, signal } = await server.exit;
+  t.is(code, 0, server.stderr());
+  t.is(signal, null);
+  const last = server.lines.at(-1)!;
+  t.is(last.msg, 'Stack Manager stopped');
+  t.is(last.signal, 'SIGTERM');
+  t.true(server.lines.some((l) => l.msg === 'shutting down: finishing in-flight requests'));
+  // the lock is gone with a clean stop
+  await t.throwsAsync(stat(path.join(work, 'data', LOCK_NAME)), { code: 'ENOENT' });
+  t.is(await healthcheck(port as number), 1, 'the HEALTHCHECK fails once the server is gone');
+});
+
+test.serial('`npm start` runs the compiled server, and SIGTERM to npm stops the server too', async (t) => {
+  const work = await workDir(t);
+  const server = startServer(t.context.app, serverEnv(work), { command: 'npm', args: ['start', '--silent'] });
+  t.teardown(() => { server.child.kill('SIGKILL'); });
+  t.is(await health(server), 200);
+  const listening = await server.line('Stack Manager listening');
+  server.child.kill('SIGTERM');
+  await server.exit;
+  await server.line('Stack Manager stopped');
+  // the server process itself is gone, not re-parented and left running
+  t.throws(() => process.kill(listening.pid as number, 0), { code: 'ESRCH' });
+});
+
+test.serial('a second server on the same data dir exits 78 naming the lock file and the running one; after SIGKILL a restart takes over', async (t) => {
+  const work = await workDir(t);
+  const first = startServer(t.context.app, serverEnv(work));
+  t.teardown(() => { first.child.kill('SIGKILL'); });
+  t.is(await health(first), 200);
+
+  const second = startServer(t.context.app, serverEnv(work));
+  t.teardown(() => { second.child.kill('SIGKILL'); });
+  const refused = await second.exit;
+  t.is(refused.code, 78);
+  const message = second.stderr();
+  t.true(message.includes(path.join(work, 'data', LOCK_NAME)), message);
+  t.true(message.includes(`pid ${first.child.pid}`), message);
+  t.true(message.includes(`host ${hostname()}`), message);
+  t.regex(message, /started \d{4}-\d\d-\d\dT/);
+  t.false(message.includes('    at '), 'no stack trace');
+  t.is(first.child.exitCode, null, 'the first server keeps running');
+
+  first.child.kill('SIGKILL');
+  await first.exit;
+  const third = startServer(t.context.app, serverEnv(work));
+  t.teardown(() => { third.child.kill('SIGKILL'); });
+  t.is(await health(third), 200, third.stderr());
+  third.child.kill('SIGTERM');
+  t.is((await third.exit).code, 0);
+});
+
+const asNobody = isRoot ? test.serial : test.serial.skip;
+if (!isRoot) console.warn('SKIP not-writable dir tests: not root (they run the server as nobody)');
+
+asNobody('a data dir the server user cannot write: exit 78 naming the setting, the path and the uid', async (t) => {
+  const work = await workDir(t);
+  const dataDir = path.join(work, 'data');
+  await mkdir(dataDir, { mode: 0o755 }); // root-owned, as Docker creates a missing bind-mount source
+  const server = startServer(t.context.app, serverEnv(work), { uid: NOBODY, gid: NOBODY });
+  const { code } = await server.exit;
+  t.is(code, 78);
+  const message = server.stderr();
+  t.regex(message, /storage\.data_dir \(DATA_DIR\)/);
+  t.true(message.includes(dataDir), message);
+  t.true(message.includes(`uid ${NOBODY}`), message);
+  t.false(message.includes('    at '), 'no stack trace');
+});
+
+asNobody('a read-only backup dir: exit 78 naming backup.dir', async (t) => {
+  const work = await workDir(t);
+  await mkdir(path.join(work, 'data'), { mode: 0o777 });
+  await chmod(path.join(work, 'data'), 0o777);
+  const backups = path.join(work, 'backups');
+  await mkdir(backups, { mode: 0o555 });
+  const server = startServer(t.context.app, serverEnv(work), { uid: NOBODY, gid: NOBODY });
+  const { code } = await server.exit;
+  t.is(code, 78);
+  const message = server.stderr();
+  t.regex(message, /backup\.dir \(BACKUP_DIR\)/);
+  t.true(message.includes(backups), message);
+  t.true(message.includes(`uid ${NOBODY}`), message);
+});
+
+asNobody('a data dir that cannot be created (root-owned parent): exit 78 naming the setting', async (t) => {
+  const work = await workDir(t);
+  const parent = path.join(work, 'root-owned');
+  await mkdir(parent, { mode: 0o755 });
+  const dataDir = path.join(parent, 'data');
+  const server = startServer(t.context.app, serverEnv(work, { DATA_DIR: dataDir }), { uid: NOBODY, gid: NOBODY });
+  t.is((await server.exit).code, 78);
+  t.regex(server.stderr(), /storage\.data_dir \(DATA_DIR\) .* cannot be created by uid 65534/);
+});
