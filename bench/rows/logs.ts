@@ -55,7 +55,7 @@ export async function logsRow(options: { lines: number; dir: string; rounds: num
       let body: StatsBody | null = null;
       for (let round = 0; round < options.rounds; round++) {
         if (goaccess && format === 'clf') {
-          const clf = await timedCommand('goaccess', [file, '--log-format=COMBINED', '--no-global-config', '-o', path.join(work, 'goaccess.json')]);
+          const clf = await timedCommand('goaccess', [file, '--log-format=COMBINED', '--no-global-config', '--no-progress', '-o', path.join(work, 'goaccess.json')]);
           gaTimes.push(clf.seconds);
           gaPeak = Math.max(gaPeak, clf.peakMiB);
         }
