@@ -19,8 +19,12 @@ export async function backupRow(options: { resources: number; rounds: number }):
     const create = async () => {
       const t0 = performance.now();
       const sample = await peakRss(server.pid, async () => {
-        const res = await fetch(`${server.base}/api/backup/create`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-        return { status: res.status, body: await res.text() };
+        try {
+          const res = await fetch(`${server.base}/api/backup/create`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+          return { status: res.status as number | string, body: await res.text() };
+        } catch (err) {
+          return { status: `no answer (${(err as Error).message})`, body: '' };
+        }
       });
       return { seconds: (performance.now() - t0) / 1000, growth: sample.peakMiB - sample.baseMiB, ...sample.value };
     };
@@ -39,9 +43,13 @@ export async function backupRow(options: { resources: number; rounds: number }):
     const edits = (async () => {
       for (let e = 0; editing; e++) await writeFile(path.join(stack.dataDir, 'middlewares', `rl-${1 + (e % options.resources)}.yaml`), middlewareYaml(1 + (e % options.resources), 200 + e));
     })();
-    const concurrent = await create();
-    editing = false;
-    await edits;
+    let concurrent;
+    try {
+      concurrent = await create();
+    } finally {
+      editing = false;
+      await edits;
+    }
     const t = median(ours);
     const ref = median(tar);
     const ok = t <= 5 * ref && growth <= 64 && concurrent.status === 201;
