@@ -34,6 +34,8 @@ export const resourceYaml = (i: number): string => stringify({
 
 export interface Stack {
   dataDir: string;
+  /** The fake Pangolin's API base URL. */
+  pangolinUrl: string;
   config: AppConfig;
   close(): Promise<void>;
 }
@@ -63,6 +65,7 @@ export async function createStack(n: number): Promise<Stack> {
   });
   return {
     dataDir,
+    pangolinUrl,
     config,
     close: async () => {
       await pangolin.close();

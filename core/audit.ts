@@ -113,10 +113,13 @@ async function audit(app: FastifyInstance): Promise<void> {
   app.addHook('onClose', async () => log.flush());
   if (!app.config.audit.enabled) return;
 
-  app.addHook('onResponse', async (request, reply) => {
+  // callback style: it runs after every request, reads included, so no promise per request
+  app.addHook('onResponse', (request, reply, done) => {
     // Reads are not audited; OPTIONS is a CORS preflight, not a write.
-    if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return;
-    if (request.routeOptions.config?.audit === false) return;
+    if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS' || request.routeOptions.config?.audit === false) {
+      done();
+      return;
+    }
     log.append({
       ts: app.now().toISOString(),
       actor: request.principal?.name ?? 'anonymous',
@@ -127,6 +130,7 @@ async function audit(app: FastifyInstance): Promise<void> {
       object_id: objectIdOf(request, reply),
       request_id: String(request.id),
     });
+    done();
   });
 }
 

@@ -71,13 +71,23 @@ async function auth(app: FastifyInstance): Promise<void> {
 
   const limiter = new FailureLimiter(max_failures, failure_window_s * 1000, () => app.now().getTime());
   // Added by an fp plugin, so at the root: it covers every route, the 404 handler and third-party plugins.
-  app.addHook('onRequest', authenticate({
+  const check = authenticate({
     mode,
     providerToken: app.config.provider.token,
     verify: (token) => tokens.verify(token),
     touch: (token) => tokens.touch(token),
     limiter,
-  }));
+  });
+  // callback style: no promise per request
+  app.addHook('onRequest', (request, _reply, done) => {
+    try {
+      check(request);
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
+    done();
+  });
 }
 
 export default fp(auth, { name: 'auth', decorators: { fastify: ['config', 'store', 'now'] } });

@@ -1,6 +1,7 @@
 /** Aggregates access-log records into the Stats object of API.md §4.13. */
 import type { AccessRecord } from './access-log-parse.ts';
 import type { StatsView } from './schemas.ts';
+import { LatencyQuantiles } from './latency-quantiles.ts';
 
 /** API.md §4.13: `requests_per_minute` covers at most the last 1440 minutes. */
 const MINUTES_KEPT = 1440;
@@ -15,9 +16,6 @@ function topOf(counter: Counter, top: number): { value: string; count: number }[
   return [...counter].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
     .slice(0, top).map(([value, count]) => ({ value, count }));
 }
-
-/** Nearest rank: sorted ascending, the value at 1-based rank ceil(p/100 · n). */
-const percentile = (sorted: Float64Array, p: number): number => sorted[Math.max(1, Math.ceil((p / 100) * sorted.length)) - 1];
 
 const sortedObject = (counter: Counter): Record<string, number> =>
   Object.fromEntries([...counter].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
@@ -38,8 +36,7 @@ export class AccessLogStats {
   private readonly routers: Counter = new Map();
   private readonly services: Counter = new Map();
   private readonly minutes: Map<number, number> = new Map();
-  private latencies = new Float64Array(1024);
-  private latencyCount = 0;
+  private readonly latencies = new LatencyQuantiles();
   private bytesSent = 0;
 
   /** One non-empty line that did not parse. */
@@ -68,23 +65,13 @@ export class AccessLogStats {
     bump(this.services, record.service);
     const minute = Math.floor(record.ms / 60_000);
     this.minutes.set(minute, (this.minutes.get(minute) ?? 0) + 1);
-    if (record.latencyMs !== null) this.pushLatency(record.latencyMs);
+    if (record.latencyMs !== null) this.latencies.add(record.latencyMs);
     this.bytesSent += record.bytes;
-  }
-
-  private pushLatency(value: number): void {
-    if (this.latencyCount === this.latencies.length) {
-      const grown = new Float64Array(this.latencies.length * 2);
-      grown.set(this.latencies);
-      this.latencies = grown;
-    }
-    this.latencies[this.latencyCount++] = value;
   }
 
   /** The Stats body; `source` names the file or container read. */
   result(source: string, top: number): StatsView {
-    const sorted = this.latencies.slice(0, this.latencyCount).sort();
-    const none = sorted.length === 0;
+    const [p50, p90, p95, p99] = this.latencies.percentiles([50, 90, 95, 99]);
     const errors = (this.classes.get('4xx') ?? 0) + (this.classes.get('5xx') ?? 0);
     const lastMinute = this.to === null ? 0 : Math.floor(this.to / 60_000);
     const perMinute = [...this.minutes].filter(([minute]) => minute > lastMinute - MINUTES_KEPT).sort((a, b) => a[0] - b[0]);
@@ -104,13 +91,7 @@ export class AccessLogStats {
       top_paths: topOf(this.paths, top),
       top_routers: topOf(this.routers, top),
       top_services: topOf(this.services, top),
-      latency_ms: {
-        p50: none ? null : percentile(sorted, 50),
-        p90: none ? null : percentile(sorted, 90),
-        p95: none ? null : percentile(sorted, 95),
-        p99: none ? null : percentile(sorted, 99),
-        max: none ? null : sorted[sorted.length - 1],
-      },
+      latency_ms: { p50, p90, p95, p99, max: this.latencies.max },
       bytes_sent: this.bytesSent,
       error_rate: this.requests === 0 ? 0 : errors / this.requests,
       requests_per_minute: perMinute.map(([minute, count]) => ({ minute: new Date(minute * 60_000).toISOString(), count })),

@@ -2,14 +2,14 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppConfig } from '../../core/config/schema.ts';
 import { isDockerHttpError, type DockerClient } from '../containers/docker-client.ts';
-import { parseAccessLine } from './access-log-parse.ts';
-import { openTailLines } from './access-log-file.ts';
+import { countLine } from './access-log-scan.ts';
+import { ScanError, StatsRunner } from './stats-runner.ts';
 import { AccessLogStats } from './access-log-stats.ts';
 import { logLines, type LogLine } from './docker-logs.ts';
 import { logErrors } from './errors.ts';
 import type { StreamTarget } from './stream-session.ts';
 import type { LinesQueryType, LogService, StatsQueryType, StatsView } from './schemas.ts';
-import { inWindow, parseWindow, type TimeWindow } from './time-range.ts';
+import { parseWindow, type TimeWindow } from './time-range.ts';
 
 export interface LogServiceOptions {
   docker: DockerClient;
@@ -35,6 +35,8 @@ interface ReadRequest {
 const dockerTime = (ms: number): string => (ms / 1000).toFixed(3);
 
 export class LogsService {
+  private readonly runner = new StatsRunner();
+
   constructor(private readonly options: LogServiceOptions) {}
 
   /** The last `tail` lines of a service's container within the window, oldest first. */
@@ -97,17 +99,14 @@ export class LogsService {
     const now = this.options.now();
     const window = parseWindow(query, now);
     const { proxy_access_log: path, max_scan_bytes: maxScanBytes, services } = this.options.settings;
-    const stats = new AccessLogStats();
     if (path) {
-      let lines: AsyncIterable<string>;
       try {
-        lines = await openTailLines(path, maxScanBytes);
+        return await this.runner.stats({ path, maxScanBytes, window, top: query.top });
       } catch (err) {
-        this.options.log.warn({ path, code: (err as NodeJS.ErrnoException).code }, 'access log cannot be opened');
-        throw logErrors.accessLogUnreadable(path, (err as NodeJS.ErrnoException).code ?? (err as Error).message);
+        if (!(err instanceof ScanError)) throw err;
+        this.options.log.warn({ path, code: err.code }, 'access log cannot be opened');
+        throw logErrors.accessLogUnreadable(path, err.code);
       }
-      for await (const line of lines) count(stats, line, window);
-      return stats.result(`file:${path}`, query.top);
     }
     const fallback: TimeWindow = { since: window.since ?? now.getTime() - FALLBACK_WINDOW_MS, until: window.until };
     let lines: LogLine[] | null;
@@ -117,20 +116,8 @@ export class LogsService {
       throw logErrors.fallbackUnreadable(services.proxy, (err as Error).message);
     }
     if (lines === null) throw logErrors.fallbackUnreadable(services.proxy, 'no such container');
-    for (const line of lines) count(stats, line.line, fallback);
+    const stats = new AccessLogStats();
+    for (const line of lines) countLine(stats, line.line, fallback);
     return stats.result(`container:${services.proxy}`, query.top);
   }
-}
-
-/** One raw line into the stats: empty lines are ignored, unparsable ones skipped, out-of-window ones read only. */
-function count(stats: AccessLogStats, line: string, window: TimeWindow): void {
-  if (line.trim() === '') return;
-  stats.linesRead++;
-  const record = parseAccessLine(line);
-  if (record === null) {
-    stats.skip();
-    return;
-  }
-  stats.parsed(record.format);
-  if (inWindow(record.ms, window)) stats.add(record);
 }

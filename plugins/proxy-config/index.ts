@@ -7,7 +7,7 @@ import fp from 'fastify-plugin';
 import { Type } from '@sinclair/typebox';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { GroupOptions } from '../../core/types.ts';
 import { errors } from '../../core/errors/app-error.ts';
 import { ErrorBody } from '../shared-schemas.ts';
@@ -18,6 +18,7 @@ import { proxyConfigErrors } from './errors.ts';
 import { InvalidateResult, ProviderQuery, Status, type StatusBody } from './schemas.ts';
 import { acceptsGzip, matchesIfNoneMatch, wantsYaml } from './negotiate.ts';
 import { generationInputs } from './inputs.ts';
+import { providerHeaders } from './headers.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -56,6 +57,16 @@ async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): P
   });
 
   await app.register(async (scope) => {
+    // Traefik polls these routes (several instances, every few seconds) and they log at warn only:
+    // one shared child logger instead of a new pino child per request (issue 11). Their warnings
+    // carry the component, not the request id.
+    const shared = new Map<string, FastifyBaseLogger>();
+    scope.setChildLoggerFactory((logger, _bindings, options) => {
+      const level = options.level ?? logger.level;
+      let child = shared.get(level);
+      if (!child) shared.set(level, child = logger.child({ component: 'proxy-config' }, { level }));
+      return child;
+    });
     for (const prefix of PREFIXES) registerRoutes(scope, app, provider, prefix);
   });
 }
@@ -66,21 +77,18 @@ function registerRoutes(scope: FastifyInstance, app: FastifyInstance, provider: 
     config: { auth: 'provider' },
     // Traefik polls every few seconds: core/request-log.ts logs successful polls at debug
     schema: { hide, tags: ['proxy-config'], summary: 'Generated Traefik dynamic configuration (HTTP provider)', querystring: ProviderQuery, response: { 304: Type.Null(), 502: ErrorBody } },
-  }, async (request, reply) => {
+  // not async: a synchronous handler saves a promise per request; the headers come precomputed per
+  // generation and encoding (providerHeaders), so a request only picks bytes and header sets
+  }, function serveConfig(request, reply) {
     const generation = provider.current();
     if (!generation) throw proxyConfigErrors.neverProduced(app.upstream.lastError);
     const { format } = request.query as { format?: 'json' | 'yaml' };
     const yaml = format ? format === 'yaml' : wantsYaml(request.headers.accept);
     const encoded = yaml ? generation.yaml : generation.json;
-    reply.header('etag', encoded.etag)
-      .header('cache-control', 'no-cache')
-      .header('vary', 'Accept, Accept-Encoding')
-      .header('x-config-generated-at', generation.generatedAt);
-    if (isStale(app)) reply.header('x-config-stale', 'true');
-    if (matchesIfNoneMatch(request.headers['if-none-match'], encoded.etag)) return reply.code(304).send();
-    reply.type(yaml ? 'application/yaml; charset=utf-8' : 'application/json; charset=utf-8');
-    if (encoded.gzip && acceptsGzip(request.headers['accept-encoding'])) return reply.header('content-encoding', 'gzip').send(encoded.gzip);
-    return reply.send(encoded.body);
+    const headers = providerHeaders(generation, encoded, yaml, isStale(app));
+    if (matchesIfNoneMatch(request.headers['if-none-match'], encoded.etag)) return reply.headers(headers.notModified).code(304).send();
+    if (encoded.gzip && acceptsGzip(request.headers['accept-encoding'])) return reply.headers(headers.gzip).send(encoded.gzip);
+    return reply.headers(headers.plain).send(encoded.body);
   });
 
   scope.post(`${prefix}/invalidate`, {

@@ -1,0 +1,34 @@
+/**
+ * A reference server for the provider row: serves the same bytes as the provider (plain, or the
+ * same pre-compressed gzip when the client accepts it) with no hooks, as fast as each stack allows.
+ *   node --import tsx bench/lib/bare-server.ts fastify|http PORT PLAIN_FILE GZIP_FILE
+ */
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import Fastify from 'fastify';
+
+const [kind, port, plainFile, gzFile] = process.argv.slice(2);
+const plain = readFileSync(plainFile);
+const gz = readFileSync(gzFile);
+const wantsGzip = (header: string | undefined) => header !== undefined && header.includes('gzip');
+
+if (kind === 'fastify') {
+  const app = Fastify();
+  app.get('/config', (request, reply) => {
+    reply.type('application/json; charset=utf-8');
+    if (wantsGzip(request.headers['accept-encoding'])) return reply.header('content-encoding', 'gzip').send(gz);
+    return reply.send(plain);
+  });
+  await app.listen({ host: '127.0.0.1', port: Number(port) });
+} else {
+  const server = createServer((request, response) => {
+    const zipped = wantsGzip(request.headers['accept-encoding']);
+    const body = zipped ? gz : plain;
+    response.writeHead(200, zipped
+      ? { 'content-type': 'application/json; charset=utf-8', 'content-encoding': 'gzip', 'content-length': body.length }
+      : { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
+    response.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(Number(port), '127.0.0.1', resolve));
+}
+process.stdout.write('ready\n');

@@ -1,0 +1,141 @@
+/**
+ * Row "GET /api/v1/proxy-config saturated" and "server CPU per request": Stack Manager against a bare
+ * Fastify route, bare node:http and nginx gzip_static serving the same bytes, all pinned to the server
+ * core, wrk -t1 -c10 on the other core, interleaved rounds, medians.
+ */
+import { request } from 'node:http';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createStack } from '../stack.ts';
+import { hasCommand, median, spawnPinned, waitFor, wrk, type WrkResult } from '../lib/measure.ts';
+import { freePort, startServer, waitListening } from '../lib/server.ts';
+import type { Row } from './types.ts';
+
+/** Raw bytes of a GET (no decompression), with the response headers. */
+function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; body: Buffer; headers: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    request(url, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks), headers: res.headers }));
+    }).on('error', reject).end();
+  });
+}
+
+interface Target { name: string; url: string; pid: number; stop(): Promise<void> }
+
+async function startReference(kind: 'fastify' | 'http', plainFile: string, gzFile: string): Promise<Target> {
+  const port = await freePort();
+  const child = spawnPinned(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '..', 'lib', 'bare-server.ts'), kind, String(port), plainFile, gzFile], { quiet: true });
+  const url = `http://127.0.0.1:${port}/config`;
+  await waitListening(url);
+  return { name: kind === 'fastify' ? 'bare Fastify' : 'bare node:http', url, pid: child.pid!, stop: async () => { child.kill(); } };
+}
+
+async function startNginx(dir: string): Promise<Target> {
+  const port = await freePort();
+  const conf = path.join(dir, 'nginx.conf');
+  writeFileSync(conf, `worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/tmp; proxy_temp_path ${dir}/tmp; fastcgi_temp_path ${dir}/tmp; uwsgi_temp_path ${dir}/tmp; scgi_temp_path ${dir}/tmp;
+  types { application/json json; }
+  server {
+    listen 127.0.0.1:${port};
+    root ${dir}/www;
+    location / { gzip_static on; }
+  }
+}
+`);
+  mkdirSync(path.join(dir, 'tmp'), { recursive: true });
+  const child = spawnPinned('nginx', ['-c', conf, '-g', 'daemon off;'], { quiet: true });
+  const url = `http://127.0.0.1:${port}/config.json`;
+  await waitListening(url);
+  return { name: 'nginx gzip_static', url, pid: child.pid!, stop: async () => { child.kill('SIGQUIT'); } };
+}
+
+export async function providerRow(options: { resources: number; rounds: number; duration: number }): Promise<Row[]> {
+  const stack = await createStack(options.resources);
+  const work = path.dirname(stack.dataDir);
+  const targets: Target[] = [];
+  try {
+    const server = await startServer({ dataDir: stack.dataDir, pangolinUrl: stack.pangolinUrl });
+    const url = `${server.base}/api/v1/proxy-config`;
+    targets.push({ name: 'Stack Manager', url, pid: server.pid, stop: server.stop });
+    await waitFor(async () => ((await rawGet(url, {})).status === 200 ? true : undefined), 300_000, 'the first provider config');
+    const plain = await rawGet(url, {});
+    const gz = await rawGet(url, { 'accept-encoding': 'gzip' });
+    const etag = String(plain.headers.etag);
+    mkdirSync(path.join(work, 'www'), { recursive: true });
+    writeFileSync(path.join(work, 'www', 'config.json'), plain.body);
+    writeFileSync(path.join(work, 'www', 'config.json.gz'), gz.body);
+    targets.push(await startReference('fastify', path.join(work, 'www', 'config.json'), path.join(work, 'www', 'config.json.gz')));
+    targets.push(await startReference('http', path.join(work, 'www', 'config.json'), path.join(work, 'www', 'config.json.gz')));
+    if (await hasCommand('nginx')) targets.push(await startNginx(work));
+
+    const variants = [
+      { name: 'plain', headers: [] as string[] },
+      { name: 'gzip', headers: ['Accept-Encoding: gzip'] },
+      { name: '304', headers: [`If-None-Match: ${etag}`] },
+    ];
+    const results = new Map<string, WrkResult[]>();
+    for (let round = 0; round < options.rounds; round++) {
+      for (const variant of variants) {
+        // rotate the order each round, so a drift of the shared machine hits every target alike
+        const order = targets.map((_, i) => targets[(i + round) % targets.length]);
+        for (const target of order) {
+          if (variant.name === '304' && target.name !== 'Stack Manager') continue;
+          const result = await wrk(target.url, target.pid, { duration: options.duration, headers: variant.headers });
+          const key = `${target.name}|${variant.name}`;
+          results.set(key, [...(results.get(key) ?? []), result]);
+        }
+      }
+    }
+    const med = (key: string) => {
+      const list = results.get(key) ?? [];
+      return { rps: median(list.map((r) => r.rps)), p99: median(list.map((r) => r.p99Ms)), cpu: median(list.map((r) => r.cpuUsPerReq)), errors: list.reduce((a, r) => a + r.errors, 0) };
+    };
+    const rows: Row[] = [];
+    const size = `${(plain.body.length / 1024).toFixed(0)} KiB JSON, ${(gz.body.length / 1024).toFixed(0)} KiB gzip`;
+    for (const variant of ['plain', 'gzip']) {
+      const sm = med(`Stack Manager|${variant}`);
+      const bare = med(`bare Fastify|${variant}`);
+      const http = med(`bare node:http|${variant}`);
+      const nginx = med(`nginx gzip_static|${variant}`);
+      const refs = [`bare Fastify ${(bare.rps / 1000).toFixed(1)}k (p99 ${bare.p99.toFixed(1)} ms)`, `bare node:http ${(http.rps / 1000).toFixed(1)}k`];
+      if (results.has(`nginx gzip_static|${variant}`)) refs.push(`nginx ${(nginx.rps / 1000).toFixed(1)}k`);
+      const ratio = sm.rps / bare.rps;
+      rows.push({
+        measure: `\`GET /api/v1/proxy-config\`, ${variant}, ${options.resources} resources (${size}), saturated`,
+        ours: `${(sm.rps / 1000).toFixed(1)}k req/s, p99 ${sm.p99.toFixed(1)} ms${sm.errors ? ` (${sm.errors} errors)` : ''}`,
+        reference: refs.join('; '),
+        goal: '≥ 0.9× bare Fastify, p99 ≤ 2× bare Fastify',
+        verdict: `${ratio.toFixed(2)}×, p99 ${(sm.p99 / bare.p99).toFixed(1)}× ${ratio >= 0.9 && sm.p99 <= 2 * bare.p99 ? '✅' : '❌'}`,
+      });
+      const cpuRatio = sm.cpu / bare.cpu;
+      rows.push({
+        measure: `server CPU per request (${variant})`,
+        ours: `${sm.cpu.toFixed(0)} µs`,
+        reference: `bare Fastify ${bare.cpu.toFixed(0)} µs; node:http ${http.cpu.toFixed(0)} µs${results.has(`nginx gzip_static|${variant}`) ? `; nginx ${nginx.cpu.toFixed(0)} µs` : ''}`,
+        goal: '≤ 1.1× bare Fastify',
+        verdict: `${cpuRatio.toFixed(2)}× ${cpuRatio <= 1.1 ? '✅' : '❌'}`,
+      });
+    }
+    const notModified = med('Stack Manager|304');
+    const bareGzip = med('bare Fastify|gzip');
+    rows.push({
+      measure: '`GET /api/v1/proxy-config` with a matching If-None-Match (304), saturated',
+      ours: `${(notModified.rps / 1000).toFixed(1)}k req/s, p99 ${notModified.p99.toFixed(1)} ms, ${notModified.cpu.toFixed(0)} µs CPU/request`,
+      reference: `(bare Fastify gzip 200: ${bareGzip.cpu.toFixed(0)} µs)`,
+      goal: 'cheaper than a 200',
+      verdict: notModified.cpu <= bareGzip.cpu ? '✅' : '❌',
+    });
+    return rows;
+  } finally {
+    for (const target of targets) await target.stop().catch(() => undefined);
+    await stack.close();
+  }
+}

@@ -1,0 +1,12 @@
+import { createStack } from './stack.ts';
+import { startServer } from './lib/server.ts';
+import { waitFor } from './lib/measure.ts';
+import { execFileSync } from 'node:child_process';
+const stack = await createStack(1000);
+const s = await startServer({ dataDir: stack.dataDir, pangolinUrl: stack.pangolinUrl });
+const url = `${s.base}/api/v1/proxy-config`;
+await waitFor(async () => ((await fetch(url)).status === 200 ? true : undefined), 120000, 'up');
+console.log(execFileSync('curl', ['-sS', '-D-', '-o/dev/null', '-H', 'Accept-Encoding: gzip', url]).toString());
+console.log(execFileSync('sh', ['-c', `taskset -c 1 wrk -t1 -c1 -d3s --latency -H 'Accept-Encoding: gzip' ${url}`]).toString());
+console.log(execFileSync('sh', ['-c', `taskset -c 1 wrk -t1 -c10 -d3s --latency -H 'Accept-Encoding: gzip' ${url}`]).toString());
+await s.stop(); await stack.close();

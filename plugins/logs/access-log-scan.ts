@@ -1,0 +1,81 @@
+/**
+ * One streaming pass over the tail of an access-log file into counters (API.md §4.13, issue 11):
+ * fixed 1 MiB reads, lines cut out of the buffer one at a time, nothing per line kept past its
+ * counters. Synchronous on purpose: it runs in a worker thread (stats-worker.ts), never on the
+ * event loop that answers requests.
+ */
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { parseAccessLine } from './access-log-parse.ts';
+import { AccessLogStats } from './access-log-stats.ts';
+import type { StatsView } from './schemas.ts';
+import { inWindow, type TimeWindow } from './time-range.ts';
+
+const CHUNK = 1024 * 1024;
+const NEWLINE = 0x0a;
+
+/** One raw line into the stats: empty lines are ignored, unparsable ones skipped, out-of-window ones read only. */
+export function countLine(stats: AccessLogStats, line: string, window: TimeWindow): void {
+  if (line.trim() === '') return;
+  stats.linesRead++;
+  const record = parseAccessLine(line);
+  if (record === null) {
+    stats.skip();
+    return;
+  }
+  stats.parsed(record.format);
+  if (inWindow(record.ms, window)) stats.add(record);
+}
+
+/** Calls `onLine` for every line of the last `maxScanBytes` of the file; a line cut by the scan start is dropped. */
+export function forEachTailLine(path: string, maxScanBytes: number, onLine: (line: string) => void): void {
+  const fd = openSync(path, 'r');
+  try {
+    const info = fstatSync(fd);
+    if (!info.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EISDIR' });
+    const size = info.size;
+    const start = Math.max(0, size - maxScanBytes);
+    // from one byte before the window: if that byte is '\n' the first "line" is empty, else it is the cut line
+    let position = start === 0 ? 0 : start - 1;
+    let skipFirst = start > 0;
+    let buffer = Buffer.allocUnsafe(CHUNK);
+    let kept = 0; // bytes of an unfinished line at the buffer's start
+    while (position < size) {
+      const read = readSync(fd, buffer, kept, Math.min(buffer.length - kept, size - position), position);
+      if (read === 0) break;
+      position += read;
+      const end = kept + read;
+      let lineStart = 0;
+      for (let nl = buffer.indexOf(NEWLINE, 0); nl !== -1 && nl < end; nl = buffer.indexOf(NEWLINE, lineStart)) {
+        if (skipFirst) skipFirst = false;
+        else onLine(buffer.toString('utf8', lineStart, nl > lineStart && buffer[nl - 1] === 0x0d ? nl - 1 : nl));
+        lineStart = nl + 1;
+      }
+      kept = end - lineStart;
+      if (kept === buffer.length) {
+        // one line longer than the buffer: grow (rare; a line is normally < 4 KiB)
+        const grown = Buffer.allocUnsafe(buffer.length * 2);
+        buffer.copy(grown, 0, 0, kept);
+        buffer = grown;
+      } else if (kept > 0) {
+        buffer.copy(buffer, 0, lineStart, end);
+      }
+    }
+    if (kept > 0 && !skipFirst) onLine(buffer.toString('utf8', 0, kept));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export interface ScanRequest {
+  path: string;
+  maxScanBytes: number;
+  window: TimeWindow;
+  top: number;
+}
+
+/** The Stats body of a file's tail. */
+export function scanAccessLog(request: ScanRequest): StatsView {
+  const stats = new AccessLogStats();
+  forEachTailLine(request.path, request.maxScanBytes, (line) => countLine(stats, line, request.window));
+  return stats.result(`file:${request.path}`, request.top);
+}
