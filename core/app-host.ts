@@ -8,6 +8,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify';
+import { retire } from './types.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
@@ -139,10 +140,11 @@ export class AppHost {
   /**
    * Lets an instance finish the requests it started (≤ DRAIN_MS), then closes it. A replaced one
    * (`restarting`) closes its WebSockets with 1012 "service restart" (API.md §4.13, §6), a shut
-   * down one with 1001.
+   * down one with 1001. Endless responses (SSE) end first (`lifecycle.retiring`).
    */
   private async retire(old: Instance, restarting: boolean): Promise<void> {
     old.app.lifecycle.restarting = restarting;
+    retire(old.app.lifecycle);
     if (old.inFlight > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, DRAIN_MS);

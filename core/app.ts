@@ -5,7 +5,7 @@ import { installErrorHandling, sendError } from './errors/handler.ts';
 import { errors } from './errors/app-error.ts';
 import { API_VERSION, installVersioning, requestIdFor } from './versioning.ts';
 import { openStore } from './store/index.ts';
-import type { BuiltinGroup } from './types.ts';
+import { retire, type BuiltinGroup, type Lifecycle } from './types.ts';
 import { openSettings } from './settings.ts';
 import authPlugin from './auth/index.ts';
 import auditPlugin from './audit.ts';
@@ -78,7 +78,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
 
   app.decorate('config', config);
   app.decorate('now', options.now ?? (() => new Date()));
-  app.decorate('lifecycle', { restarting: false });
+  const lifecycle: Lifecycle = { restarting: false, retiring: new Set() };
+  app.decorate('lifecycle', lifecycle);
+  app.addHook('preClose', (done) => { retire(lifecycle); done(); });
   const store = await openStore({ dataDir: config.storage.data_dir, logger: app.log.child({ component: 'store' }) });
   app.decorate('store', store);
   app.addHook('onClose', async () => store.close());

@@ -22,6 +22,14 @@ declare module 'fastify' {
      * of someone else's client (forwardAuth passes the client's `Accept` on).
      */
     versioned?: boolean;
+    /**
+     * An EventSource route (browsers cannot set headers there): takes the token from
+     * `?access_token=` too, and identifies a presented token even where the class needs none, so the
+     * route can tell what the caller may see.
+     */
+    streaming?: boolean;
+    /** false: not offered in 405 `Allow` lookups (catch-all routes such as the UI's `/*`). */
+    methodHint?: boolean;
   }
   interface FastifyInstance {
     config: AppConfig;
@@ -29,12 +37,24 @@ declare module 'fastify' {
     /** Wall clock, injectable for tests. */
     now: () => Date;
     /** Set by the hot-reload host before it closes a replaced instance: close WebSockets with 1012. */
-    lifecycle: { restarting: boolean };
+    lifecycle: Lifecycle;
   }
   interface FastifyRequest {
     /** The authenticated token, or null when the route is open. */
     principal: { name: string | null; role: Role } | null;
   }
+}
+
+/** Instance lifecycle flags the hot-reload host sets (core/app-host.ts). */
+export interface Lifecycle {
+  /** Set before a replaced instance closes: close WebSockets with 1012. */
+  restarting: boolean;
+  /**
+   * Called when the instance stops taking new requests (replaced, or shut down), before its
+   * in-flight requests are awaited: endless responses (SSE streams) end here, so the drain does
+   * not wait on them. Also run by the `preClose` hook of app.close().
+   */
+  retiring: Set<() => void>;
 }
 
 /** A built-in endpoint group: `plugins/<name>/index.ts` default-exports one. */
@@ -49,3 +69,10 @@ export interface GroupOptions {
 }
 
 export type App = FastifyInstance;
+
+/** Runs (once) the `retiring` listeners of an instance. */
+export function retire(lifecycle: Lifecycle): void {
+  const listeners = [...lifecycle.retiring];
+  lifecycle.retiring.clear();
+  for (const listener of listeners) listener();
+}

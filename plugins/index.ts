@@ -5,6 +5,7 @@
 import type { BuiltinGroup } from '../core/types.ts';
 import openapi from './openapi/index.ts';
 import health from './health/index.ts';
+import events from './events/index.ts';
 import datasource from './datasource/index.ts';
 import proxy from './proxy/index.ts';
 import middlewares from './middlewares/index.ts';
@@ -23,6 +24,7 @@ import system from './system/index.ts';
 export const builtinGroups: BuiltinGroup[] = [
   { name: 'openapi', plugin: openapi },
   { name: 'health', plugin: health },
+  { name: 'events', plugin: events },
   { name: 'datasource', plugin: datasource },
   { name: 'proxy', plugin: proxy },
   { name: 'middlewares', plugin: middlewares },

@@ -51,8 +51,8 @@ export function requiredRole(access: AccessClass, method: string, minimum: Role 
 }
 
 /**
- * The Bearer header, or `?access_token=` on WebSocket handshakes only: a GET carrying
- * `Upgrade: websocket` (browsers cannot set headers there). Elsewhere the query value is ignored,
+ * The Bearer header, or `?access_token=` on WebSocket handshakes and EventSource (`streaming`)
+ * routes only: a GET carrying `Upgrade: websocket` (browsers cannot set headers there). Elsewhere the query value is ignored,
  * so tokens do not end up in URLs of ordinary requests. The header wins when both are sent.
  */
 function presentedToken(request: FastifyRequest): Presented {
@@ -61,7 +61,7 @@ function presentedToken(request: FastifyRequest): Presented {
     const match = BEARER.exec(header);
     return match ? { kind: 'token', value: match[1] } : { kind: 'malformed' };
   }
-  const upgrade = request.method === 'GET' && /\bwebsocket\b/i.test(String(request.headers.upgrade ?? ''));
+  const upgrade = request.method === 'GET' && (/\bwebsocket\b/i.test(String(request.headers.upgrade ?? '')) || request.routeOptions.config?.streaming === true);
   const query = upgrade ? (request.query as Record<string, unknown> | undefined)?.access_token : undefined;
   if (query === undefined) return { kind: 'none' };
   return typeof query === 'string' && query !== '' ? { kind: 'token', value: query } : { kind: 'malformed' };
@@ -83,11 +83,13 @@ export function authenticate(options: AuthCheckOptions): (request: FastifyReques
 
   return async (request) => {
     const access = accessClassOf(request);
-    if (!needsToken(access, mode, providerToken)) {
+    const presented = presentedToken(request);
+    // a streaming route in a mode that needs no token still learns who a presented token belongs to
+    const identify = request.routeOptions.config?.streaming === true && presented.kind !== 'none' && mode !== 'off';
+    if (!needsToken(access, mode, providerToken) && !identify) {
       request.principal = OPEN_PRINCIPAL;
       return;
     }
-    const presented = presentedToken(request);
     // Only requests that present a token are blocked: a blocked client can still learn that it needs one.
     if (presented.kind !== 'none') {
       const retryAfter = limiter.retryAfter(request.ip);

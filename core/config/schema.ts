@@ -29,7 +29,8 @@ export const ConfigSchema = Type.Object({
     enabled: StrList,
     config: Type.Record(Type.String(), Type.Unknown()),
   }),
-  ui: Type.Object({ dir: Type.String() }),
+  ui: Type.Object({ enabled: Type.Boolean(), dir: Type.String() }),
+  events: Type.Object({ heartbeat_ms: Int(100), replay_size: Int(1, 100_000), max_pending_bytes: Int(1024) }),
   auth: Type.Object({
     mode: Type.Union([Type.Literal('off'), Type.Literal('ops'), Type.Literal('all')]),
     max_failures: Int(1),
@@ -88,6 +89,7 @@ export const ENV_MAP: Record<string, string> = {
   PLUGINS_DIR: 'plugins.dir',
   PLUGINS_ENABLED: 'plugins.enabled',
   UI_DIR: 'ui.dir',
+  UI_ENABLED: 'ui.enabled',
   AUTH_MODE: 'auth.mode',
   PROVIDER_TOKEN: 'provider.token',
   CORS_ORIGINS: 'cors.origins',

@@ -56,6 +56,7 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
   // A shadow router of every route's method+path, so a 404 can tell "wrong method" (405) apart.
   const shadow = FindMyWay({ ignoreTrailingSlash: false });
   app.addHook('onRoute', (route) => {
+    if (route.config?.methodHint === false) return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const m of methods) {
       if (!METHODS.includes(m as (typeof METHODS)[number])) continue;

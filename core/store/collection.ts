@@ -92,8 +92,8 @@ export class FileCollection<T> implements Collection<T> {
    * Brings memory in line with the directory listing. Run when the directory itself appears or
    * vanishes: the watcher may attach to a new directory after its first files came and went.
    */
-  async resync(): Promise<void> {
-    await this.reconcileWithDisk(async () => true);
+  async resync(source: ChangeSource = 'file'): Promise<void> {
+    await this.reconcileWithDisk(async () => true, source);
   }
 
   /**
@@ -106,7 +106,7 @@ export class FileCollection<T> implements Collection<T> {
   }
 
   /** Drops objects whose file is gone, then ingests new files and those `changed` selects. */
-  private async reconcileWithDisk(changed: (file: string) => Promise<boolean>): Promise<void> {
+  private async reconcileWithDisk(changed: (file: string) => Promise<boolean>, source: ChangeSource = 'file'): Promise<void> {
     let names: string[] = [];
     try {
       names = (await readdir(this.dir)).filter((n) => YAML_FILE.test(n));
@@ -115,11 +115,11 @@ export class FileCollection<T> implements Collection<T> {
     }
     const files = new Set(names.map((n) => path.join(this.dir, n)));
     for (const object of [...this.objects.values()]) {
-      if (!files.has(object.file)) await this.ingest(object.file, 'file', 'final');
+      if (!files.has(object.file)) await this.ingest(object.file, source, 'final');
     }
     const held = new Set([...this.objects.values()].map((o) => o.file));
     for (const file of files) {
-      if (!held.has(file) || (await changed(file))) await this.ingest(file, 'file', 'final');
+      if (!held.has(file) || (await changed(file))) await this.ingest(file, source, 'final');
     }
   }
 
@@ -191,7 +191,7 @@ export class FileCollection<T> implements Collection<T> {
       try {
         await removeDurably(fresh.file);
         this.invalid.delete(fresh.file);
-        if (this.objects.has(id)) this.remove(id, 'api');
+        if (this.objects.has(id)) this.remove(id, options.source ?? 'api');
       } finally {
         this.ownWrites.delete(fresh.file);
         this.ctx.touched(fresh.file);
@@ -205,7 +205,7 @@ export class FileCollection<T> implements Collection<T> {
    * directory fsynced once: a first discovery sync of 10,000 resources takes seconds, not minutes.
    * Ids must be distinct. Resolves in input order, like update() for each.
    */
-  async updateMany(items: { id: string; mutate: (current: StoredObject<T> | undefined) => T | undefined }[]): Promise<(StoredObject<T> | undefined)[]> {
+  async updateMany(items: { id: string; mutate: (current: StoredObject<T> | undefined) => T | undefined }[], options: Pick<WriteOptions, 'source'> = {}): Promise<(StoredObject<T> | undefined)[]> {
     const ids = new Set(items.map((item) => item.id));
     if (ids.size !== items.length) throw new Error(`store: updateMany on ${this.name} got the same id twice`);
     for (const item of items) this.assertId(item.id);
@@ -217,7 +217,7 @@ export class FileCollection<T> implements Collection<T> {
       const worker = async () => {
         while (next < items.length) {
           const i = next++;
-          const outcome = await this.writeUnlocked(items[i].id, items[i].mutate, {}, false);
+          const outcome = await this.writeUnlocked(items[i].id, items[i].mutate, options, false);
           results[i] = outcome.object;
           wrote ||= outcome.wrote;
         }
@@ -254,7 +254,7 @@ export class FileCollection<T> implements Collection<T> {
     try {
       await writeAtomic(file, text, { mode: this.options.fileMode, syncDir });
       this.invalid.delete(file);
-      this.set(object, 'api', this.objects.get(id));
+      this.set(object, options.source ?? 'api', this.objects.get(id));
     } finally {
       this.ownWrites.delete(file);
       this.ctx.touched(file);
@@ -353,7 +353,8 @@ export class FileCollection<T> implements Collection<T> {
         this.ctx.logger.error({ err, collection: this.name }, 'change listener failed');
       }
     }
-    this.ctx.emitAny({ collection: this.name, id: event.id, source: event.source });
+    const action = event.type === 'delete' ? 'deleted' : event.previous ? 'updated' : 'created';
+    this.ctx.emitAny({ collection: this.name, id: event.id, source: event.source, action, etag: event.object?.etag });
   }
 
   private assertId(id: string): void {

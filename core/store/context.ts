@@ -1,5 +1,5 @@
 /** What collections and documents share: paths, locks, clock, logger, the global change fan-out. */
-import type { ChangeSource } from './types.ts';
+import type { AnyChangeEvent } from './types.ts';
 import type { DirectoryLocks } from './lock.ts';
 
 export interface StoreLogger {
@@ -13,7 +13,7 @@ export interface StoreContext {
   locks: DirectoryLocks;
   logger: StoreLogger;
   now(): string;
-  emitAny(event: { collection: string; id?: string; source: ChangeSource }): void;
+  emitAny(event: AnyChangeEvent): void;
   /**
    * Called after each write or removal of ours: the file is read once more when the debounce
    * window closes. chokidar re-attaches to a file replaced by rename only after a moment, and an

@@ -128,7 +128,7 @@ export class FileDocument<T> implements StoreDocument<T> {
         this.ctx.logger.error({ err, file: this.path }, 'change listener failed');
       }
     }
-    this.ctx.emitAny({ collection: this.options.path, source });
+    this.ctx.emitAny({ collection: this.options.path, source, action: 'updated', etag: this.hash || undefined });
   }
 
   private async read(): Promise<Read<T>> {

@@ -7,7 +7,7 @@ import { FileCollection } from './collection.ts';
 import type { Attempt, StoreContext, StoreLogger } from './context.ts';
 import { FileDocument } from './document.ts';
 import { DirectoryLocks } from './lock.ts';
-import type { ChangeSource, Collection, CollectionOptions, DocumentOptions, InvalidFile, StoreDocument, YamlStore } from './types.ts';
+import type { AnyChangeEvent, Collection, CollectionOptions, DocumentOptions, InvalidFile, StoreDocument, YamlStore } from './types.ts';
 
 export type * from './types.ts';
 export { SLUG, ifMatchAccepts } from './collection.ts';
@@ -25,7 +25,7 @@ export interface StoreOptions {
 /** chokidar's directory rescan is throttled to 1 s; the second look after our own write comes after it. */
 const RECHECK_AFTER_WRITE_MS = 1200;
 
-type AnyListener = (event: { collection: string; id?: string; source: ChangeSource }) => void;
+type AnyListener = (event: AnyChangeEvent) => void;
 
 /**
  * Paths the watcher never reports: hidden files and dirs (`.cache`, temp files, editors' swap
@@ -161,11 +161,11 @@ class Store implements YamlStore {
         for (const collection of this.collections) await mkdir(collection.dir, { recursive: true });
         if (watching) await this.open();
         for (const collection of this.collections) {
-          await collection.resync();
+          await collection.resync('restore');
           // invalid files of the old tree: a missing one leaves the list, a present one is judged again
-          for (const file of collection.invalidFiles()) await collection.ingest(file.path, 'file', 'final');
+          for (const file of collection.invalidFiles()) await collection.ingest(file.path, 'restore', 'final');
         }
-        for (const document of this.documents) await document.ingest('file', 'final');
+        for (const document of this.documents) await document.ingest('restore', 'final');
       }
     }
   }

@@ -15,8 +15,21 @@ export interface StoredObject<T> {
   file: string;
 }
 
-/** Who caused a change: a request through the API, a hand edit on disk, or the initial scan. */
-export type ChangeSource = 'api' | 'file' | 'startup';
+/**
+ * Who caused a change: a request through the API, a hand edit on disk, the initial scan, a
+ * discovery sync writing what the upstream reported, or a backup restore (store reload).
+ */
+export type ChangeSource = 'api' | 'file' | 'startup' | 'discovery' | 'restore';
+
+/** What onAnyChange reports. `action`/`etag` only for objects of collections; `id` absent for a document or an invalid file. */
+export interface AnyChangeEvent {
+  collection: string;
+  id?: string;
+  source: ChangeSource;
+  action?: 'created' | 'updated' | 'deleted';
+  /** ETag of the new version (absent on delete). */
+  etag?: string;
+}
 
 export interface ChangeEvent<T = unknown> {
   collection: string;
@@ -38,6 +51,8 @@ export interface InvalidFile {
 export interface WriteOptions {
   /** Value of the If-Match header: `"hex"`, `W/"hex"` or `*`. Mismatch → 412. */
   ifMatch?: string;
+  /** Who writes: `api` (default) or `discovery` (reported in change events). */
+  source?: ChangeSource;
 }
 
 export interface CollectionOptions<T> {
@@ -73,7 +88,7 @@ export interface Collection<T> {
    */
   update(id: string, mutate: (current: StoredObject<T> | undefined) => T | undefined, options?: WriteOptions): Promise<StoredObject<T> | undefined>;
   /** update() for several distinct ids under one lock, written concurrently (bulk sync writes). */
-  updateMany(items: { id: string; mutate: (current: StoredObject<T> | undefined) => T | undefined }[]): Promise<(StoredObject<T> | undefined)[]>;
+  updateMany(items: { id: string; mutate: (current: StoredObject<T> | undefined) => T | undefined }[], options?: Pick<WriteOptions, 'source'>): Promise<(StoredObject<T> | undefined)[]>;
   /** Deletes the object; false when it did not exist. */
   delete(id: string, options?: WriteOptions): Promise<boolean>;
   /** Invalid files of this collection (hand edits). */
@@ -115,7 +130,7 @@ export interface YamlStore {
   /** Every invalid file across collections and documents. */
   invalidFiles(): InvalidFile[];
   /** Any change in any collection or document (used to trigger regeneration). */
-  onAnyChange(listener: (event: { collection: string; id?: string; source: ChangeSource }) => void): () => void;
+  onAnyChange(listener: (event: AnyChangeEvent) => void): () => void;
   /** Writes a file the store does not otherwise manage (cache, initial token), atomically. */
   writeRaw(relativePath: string, content: string | Buffer, mode?: number, dirMode?: number): Promise<void>;
   readRaw(relativePath: string): Promise<Buffer | undefined>;
@@ -125,7 +140,7 @@ export interface YamlStore {
    * Re-reads the whole data dir after it was replaced underneath the store (a backup restore swaps
    * its top-level items by rename). `replace`, if given, runs with the watcher stopped, so none of
    * its intermediate states is applied. Then the watcher restarts and every collection and document
-   * is brought in line with the disk, emitting the usual change events (source `file`), also when
+   * is brought in line with the disk, emitting the usual change events (source `restore`), also when
    * `replace` throws (its error is rethrown).
    */
   reload(replace?: () => Promise<void>): Promise<void>;

@@ -58,12 +58,12 @@ async function mtls(app: FastifyInstance, _options: GroupOptions): Promise<void>
   const unsubscribe = [
     clients.onChange((event) => {
       service.revocation.invalidate();
-      if (event.source === 'file') clientService!.handEdited(event.previous, event.object).catch(fail('applying a hand-edited client file'));
+      if (event.source === 'file' || event.source === 'restore') clientService!.handEdited(event.previous, event.object).catch(fail('applying a hand-edited client file'));
     }),
     config.onChange((_value, source) => {
       service.revocation.invalidate();
       // a hand edit or a restore may come with other CA files: take them as they are now
-      if (source !== 'file') return;
+      if (source !== 'file' && source !== 'restore') return;
       try {
         service.reloadCa();
       } catch (err) {

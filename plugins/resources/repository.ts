@@ -123,7 +123,7 @@ export class ResourceRepository {
         written.add(record.id);
         return toFile(compose(record.id, part, overridesFromFile(fresh.data)));
       },
-    })));
+    })), { source: 'discovery' });
     for (const { record } of todo) if (!this.collection.has(record.id)) this.discovered.delete(record.id);
     return entries.map(({ record }) => written.has(record.id));
   }
