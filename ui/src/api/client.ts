@@ -66,3 +66,18 @@ export function saveBlob(blob: Blob, fileName: string): void {
   link.click();
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
+
+/**
+ * For routes built on other branches that are not yet in the generated schema (jobs, API.md §4.14):
+ * the same token, the same error handling; the caller names the reply type from the contract.
+ */
+export async function requestJson<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  const token = currentToken();
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const parsed = await response.json().catch(() => null);
+  if (!response.ok) throw toApiError(response.status, parsed);
+  return parsed as T;
+}
