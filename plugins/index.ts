@@ -20,6 +20,7 @@ import logs from './logs/index.ts';
 import auth from './auth/index.ts';
 import backups from './backups/index.ts';
 import system from './system/index.ts';
+import ui from './ui/index.ts';
 
 export const builtinGroups: BuiltinGroup[] = [
   { name: 'openapi', plugin: openapi },
@@ -39,4 +40,5 @@ export const builtinGroups: BuiltinGroup[] = [
   { name: 'auth', plugin: auth },
   { name: 'backups', plugin: backups },
   { name: 'system', plugin: system },
+  { name: 'ui', plugin: ui },
 ];

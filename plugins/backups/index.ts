@@ -43,6 +43,7 @@ async function backups(app: FastifyInstance, options: BackupsOptions): Promise<v
     reloadStore: (replace) => app.store.reload(replace),
     regenerate: () => app.proxyConfig.regenerate(),
     fileOps: options.fileOps,
+    notify: (change) => app.events.publish('backup', change),
   });
   app.decorate('backups', service);
 
@@ -94,4 +95,4 @@ async function routes(scope: FastifyInstance, { service }: { service: BackupServ
   scope.post('/api/backup/cleanup', { config, schema: cleanupSchema }, async () => service.cleanup());
 }
 
-export default fp(backups, { name: 'backups', dependencies: ['proxy-config'] });
+export default fp(backups, { name: 'backups', dependencies: ['proxy-config', 'events'] });

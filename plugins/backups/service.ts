@@ -27,6 +27,8 @@ export interface BackupServiceOptions {
   regenerate: () => Promise<unknown>;
   /** File operations (the archive's final rename and the restore swap); default: node:fs. */
   fileOps?: Partial<SwapFileOps>;
+  /** Hears of every archive created (also scheduled and safety ones), deleted (also by retention) and restored: the `backup` event. */
+  notify?: (change: { id: string; action: 'created' | 'deleted' | 'restored' }) => void;
 }
 
 export class BackupService {
@@ -91,6 +93,7 @@ export class BackupService {
       }
       this.catalogue.forget(id);
       this.options.log.info({ backup_id: id }, 'backup deleted');
+      this.options.notify?.({ id, action: 'deleted' });
     });
   }
 
@@ -101,7 +104,7 @@ export class BackupService {
   restore(body: RestoreBodyType): Promise<RestoreResultType> {
     return this.exclusive('restore', async () => {
       const { file } = await this.archive(body.backup_id);
-      return runRestore({
+      const result = await runRestore({
         file,
         id: body.backup_id,
         dataDir: path.resolve(this.options.dataDir),
@@ -115,6 +118,8 @@ export class BackupService {
         reloadStore: this.options.reloadStore,
         regenerate: this.options.regenerate,
       });
+      this.options.notify?.({ id: body.backup_id, action: 'restored' });
+      return result;
     });
   }
 
@@ -147,6 +152,7 @@ export class BackupService {
     await this.catalogue.remember(view);
     if (built.skipped.length > 0) this.options.log.warn({ backup_id: id, skipped: built.skipped }, 'backup left out entries that are not regular files or not readable');
     this.options.log.info({ backup_id: id, kind, files: view.files, bytes: built.bytes, size: built.size, ms: Math.round(performance.now() - started) }, 'backup created');
+    this.options.notify?.({ id, action: 'created' });
     return view;
   }
 
@@ -155,7 +161,7 @@ export class BackupService {
     const expired = selectExpired(backups, this.options.settings.retention, this.options.now());
     const deleted: string[] = [];
     for (const id of expired) {
-      await unlink(this.fileOf(id)).then(() => { deleted.push(id); this.catalogue.forget(id); }, (err: NodeJS.ErrnoException) => { if (err.code !== 'ENOENT') throw err; });
+      await unlink(this.fileOf(id)).then(() => { deleted.push(id); this.catalogue.forget(id); this.options.notify?.({ id, action: 'deleted' }); }, (err: NodeJS.ErrnoException) => { if (err.code !== 'ENOENT') throw err; });
     }
     if (deleted.length > 0) this.options.log.info({ deleted, retention: this.options.settings.retention }, 'old backups deleted by retention');
     return { deleted, kept: backups.length - deleted.length };

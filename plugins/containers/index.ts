@@ -31,6 +31,7 @@ async function containers(app: FastifyInstance): Promise<void> {
     updatesTtlS: settings.updates_ttl_s,
     now: () => app.now(),
     log: app.log.child({ component: 'containers' }),
+    notify: (change) => app.events.publish('container', change),
   });
   await app.register(routes, { service });
 }
@@ -58,4 +59,4 @@ async function routes(scope: FastifyInstance, { service }: { service: ContainerS
   });
 }
 
-export default fp(containers, { name: 'containers', dependencies: ['auth', 'health'], decorators: { fastify: ['config', 'now', 'health'] } });
+export default fp(containers, { name: 'containers', dependencies: ['auth', 'health', 'events'], decorators: { fastify: ['config', 'now', 'health', 'events'] } });

@@ -18,6 +18,8 @@ export interface ContainerServiceOptions {
   updatesTtlS: number;
   now: () => Date;
   log: FastifyBaseLogger;
+  /** Hears of each start/stop/restart done through act(), with the state Docker reports after it: the `container` event. */
+  notify?: (change: { name: string; state: string }) => void;
 }
 
 const STOPPED = new Set(['created', 'exited', 'dead']);
@@ -89,6 +91,7 @@ export class ContainerService {
     const after = await this.inspect(before.Id);
     if (!after) throw containerErrors.notFound(name);
     this.options.log.info({ container: name, action, state: after.State.Status }, 'container action');
+    this.options.notify?.({ name, state: after.State.Status });
     return { name, action, state: after.State.Status };
   }
 

@@ -40,7 +40,7 @@ function seedFile(config: AppConfig['datasources'], now: Date): DataSourcesFile 
 }
 
 async function datasource(app: FastifyInstance): Promise<void> {
-  app.decorate('upstream', new UpstreamState());
+  app.decorate('upstream', new UpstreamState((change) => app.events.publish('upstream', change)));
   const log = app.log.child({ component: 'datasource' });
   const document = await app.store.document<DataSourcesFile>({
     path: 'datasources.yaml',
@@ -110,4 +110,4 @@ async function routes(scope: FastifyInstance, { service }: { service: DataSource
   });
 }
 
-export default fp(datasource, { name: 'datasource', dependencies: ['auth', 'health'], decorators: { fastify: ['config', 'store', 'now', 'health'] } });
+export default fp(datasource, { name: 'datasource', dependencies: ['auth', 'health', 'events'], decorators: { fastify: ['config', 'store', 'now', 'health', 'events'] } });

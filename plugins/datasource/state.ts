@@ -50,6 +50,13 @@ export interface SyncOutcome {
   changed: boolean;
 }
 
+/** A source's sync turned ok or failed, or failed with another message (the `upstream` event, API.md §4.17). */
+export interface SyncStateChange {
+  source: string;
+  state: 'ok' | 'failed';
+  message: string | null;
+}
+
 export type SyncHandler = (reason: 'startup' | 'interval' | 'forced' | 'source_changed') => Promise<SyncOutcome>;
 
 /** Holder of the upstream view; the datasource group updates it, others read and subscribe. */
@@ -67,6 +74,9 @@ export class UpstreamState {
   private readonly lastSyncs = new Map<string, LastSync>();
   private syncHandler: SyncHandler | null = null;
 
+  /** `onStateChange` hears of transitions only, not of every poll. */
+  constructor(private readonly onStateChange: (change: SyncStateChange) => void = () => undefined) {}
+
   /** The discovery poller (resources group) registers how a sync is run. */
   setSyncHandler(handler: SyncHandler): void {
     this.syncHandler = handler;
@@ -79,7 +89,11 @@ export class UpstreamState {
   }
 
   recordSync(source: string, sync: LastSync): void {
+    const previous = this.lastSyncs.get(source);
     this.lastSyncs.set(source, sync);
+    if (!previous || previous.ok !== sync.ok || previous.error !== sync.error) {
+      this.onStateChange({ source, state: sync.ok ? 'ok' : 'failed', message: sync.error });
+    }
     if (sync.ok) {
       this.stale = false;
       this.lastOkAt = sync.at;

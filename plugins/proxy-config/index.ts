@@ -46,6 +46,8 @@ async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): P
     app.store.onAnyChange(() => provider.invalidate()),
     app.upstream.onChange(() => provider.invalidate()),
     app.datasources.onChange(() => provider.invalidate()),
+    // etag without quotes, as POST /invalidate reports it
+    provider.onGenerated((generation) => app.events.publish('provider', { etag: generation.json.etag.slice(1, -1), generated_at: generation.generatedAt, target: 'default' })),
   ];
   app.addHook('onReady', async () => { await provider.regenerate(); });
   app.addHook('onClose', async () => {
@@ -147,4 +149,4 @@ function statusOf(app: FastifyInstance, provider: ConfigProvider): StatusBody {
   return body;
 }
 
-export default fp(proxyConfig, { name: 'proxy-config', dependencies: ['datasource', 'middlewares', 'services', 'resources', 'mtls'] });
+export default fp(proxyConfig, { name: 'proxy-config', dependencies: ['datasource', 'middlewares', 'services', 'resources', 'mtls', 'events'] });
