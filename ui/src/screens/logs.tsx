@@ -28,6 +28,7 @@ function LiveTail({ service }: { service: Service }) {
   const [state, setState] = useState('connecting');
   const [message, setMessage] = useState<string | null>(null);
   const [dropped, setDropped] = useState(0);
+  const [openError, setOpenError] = useState<unknown>(null);
   const buffer = useRef<Line[]>([]);
   const pausedRef = useRef(paused);
   pausedRef.current = paused;
@@ -38,10 +39,24 @@ function LiveTail({ service }: { service: Service }) {
     buffer.current = [];
     setMessage(null);
     setState('connecting');
+    setOpenError(null);
+    let socket: WebSocket | null = null;
+    let closed = false;
+    let flush: ReturnType<typeof setTimeout> | undefined;
+    // a refused WebSocket handshake carries no message: one plain read first gets the server's (404 missing container, 502 Docker)
+    unwrap(api.GET('/api/logs/{service}', { params: { path: { service }, query: { tail: 1, stream: 'all' } } })).then(
+      () => {
+        if (!closed) socket = open();
+      },
+      (err: unknown) => {
+        setOpenError(err);
+        setState('offline');
+      },
+    );
+    const open = () => {
     const token = currentToken();
     const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
     const socket = new WebSocket(`${scheme}://${location.host}/api/logs/stream/${service}?tail=100${token ? `&access_token=${encodeURIComponent(token)}` : ''}`);
-    let flush: ReturnType<typeof setTimeout> | undefined;
     const schedule = () => {
       if (flush || pausedRef.current) return;
       flush = setTimeout(() => {
@@ -63,11 +78,14 @@ function LiveTail({ service }: { service: Service }) {
     socket.onclose = (event) => {
       setState('offline');
       if (event.code !== 1000 && event.reason) setMessage(event.reason);
-      else if (event.code === 1006) setMessage('the log stream could not be opened (the container may be missing or Docker unreachable)');
+      else if (event.code === 1006) setMessage('the log stream closed unexpectedly');
+    };
+    return socket;
     };
     return () => {
+      closed = true;
       clearTimeout(flush);
-      socket.close(1000);
+      socket?.close(1000);
     };
   }, [service]);
 
@@ -94,6 +112,7 @@ function LiveTail({ service }: { service: Service }) {
           {shown.length} lines{dropped ? ` · ${dropped} dropped by the server (slow client)` : ''}
         </span>
       </div>
+      <ErrorBox error={openError} title="Log stream" />
       {message && <div class="notice">{message}</div>}
       <pre class="log-view" ref={view} aria-live="off" id="log-view">
         {shown.map((l, index) => (
