@@ -1,0 +1,93 @@
+/**
+ * Debian's Chromium driven by playwright-core for the UI tests: headless, no network of its own,
+ * a temp profile, and a page that records every console error, page error, failed request and
+ * error response, so each test can assert that a screen loaded cleanly.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { ExecutionContext } from 'ava';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const chromiumMissing = !existsSync(CHROMIUM);
+export const SKIP_MESSAGE = `UI browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`;
+
+const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic', '--disable-dev-shm-usage'];
+
+/** Problems seen by a page; `allow` lists response URLs/statuses a test expects (e.g. a 401 before the token prompt). */
+export interface PageProblems {
+  console: string[];
+  failedRequests: string[];
+  errorResponses: string[];
+  allow: ((url: string, status: number) => boolean)[];
+  /** Any request that left 127.0.0.1 (the UI must never reach another origin). */
+  foreignRequests: string[];
+}
+
+export interface BrowserSession {
+  browser: Browser;
+  page: Page;
+  problems: PageProblems;
+  /** A new page (own storage) in the same browser, with its own problem list. */
+  newPage(options?: { colorScheme?: 'light' | 'dark'; width?: number }): Promise<{ page: Page; problems: PageProblems }>;
+}
+
+async function watchedPage(browser: Browser, options: { colorScheme?: 'light' | 'dark'; width?: number } = {}): Promise<{ page: Page; problems: PageProblems }> {
+  const context = await browser.newContext({ colorScheme: options.colorScheme ?? 'light', viewport: { width: options.width ?? 1280, height: 860 }, acceptDownloads: true });
+  const page = await context.newPage();
+  const problems: PageProblems = { console: [], failedRequests: [], errorResponses: [], allow: [], foreignRequests: [] };
+  // Chromium logs every 4xx/5xx answer as a console error; one that the test allowed is not a problem
+  const allowedAnswers: number[] = [];
+  page.on('console', (message) => {
+    if (message.type() !== 'error') return;
+    const status = /^Failed to load resource: the server responded with a status of (\d+)/.exec(message.text());
+    const index = status ? allowedAnswers.indexOf(Number(status[1])) : -1;
+    if (index >= 0) allowedAnswers.splice(index, 1);
+    else problems.console.push(message.text());
+  });
+  page.on('pageerror', (error) => problems.console.push(`page error: ${error.message}`));
+  page.on('request', (request) => {
+    const url = new URL(request.url());
+    if (!['127.0.0.1', 'localhost'].includes(url.hostname) && !['data:', 'blob:'].includes(url.protocol)) problems.foreignRequests.push(request.url());
+  });
+  page.on('requestfailed', (request) => {
+    const reason = request.failure()?.errorText ?? '';
+    // navigations away and closed streams abort in-flight requests: that is not a failed load
+    if (reason === 'net::ERR_ABORTED') return;
+    problems.failedRequests.push(`${request.method()} ${request.url()}: ${reason}`);
+  });
+  page.on('response', (response) => {
+    if (response.status() < 400) return;
+    if (problems.allow.some((allowed) => allowed(response.url(), response.status()))) {
+      allowedAnswers.push(response.status());
+      return;
+    }
+    problems.errorResponses.push(`${response.request().method()} ${response.url()} → ${response.status()}`);
+  });
+  return { page, problems };
+}
+
+/** playwright-core's launch() gives Chromium a fresh temp --user-data-dir of its own and removes it on close. */
+export async function openBrowser(t: ExecutionContext): Promise<BrowserSession> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+  t.teardown(() => browser.close());
+  const first = await watchedPage(browser);
+  return { browser, ...first, newPage: (options) => watchedPage(browser, options) };
+}
+
+/** Asserts that a page had no console error, no failed request, no unexpected error response, no foreign request. */
+export function assertClean(t: ExecutionContext, problems: PageProblems, where: string): void {
+  t.deepEqual(problems.console, [], `console errors on ${where}`);
+  t.deepEqual(problems.failedRequests, [], `failed requests on ${where}`);
+  t.deepEqual(problems.errorResponses, [], `error responses on ${where}`);
+  t.deepEqual(problems.foreignRequests, [], `requests to another origin on ${where}`);
+}
+
+export function clearProblems(problems: PageProblems): void {
+  problems.console.length = 0;
+  problems.failedRequests.length = 0;
+  problems.errorResponses.length = 0;
+  problems.foreignRequests.length = 0;
+}
+
+export const ARTIFACTS = path.join(import.meta.dirname, '..', '..', 'test-artifacts', 'ui');

@@ -1,0 +1,165 @@
+/** Backups: create with a note, list, download, delete, and restore after a confirmation that names the safety backup. */
+import { useState } from 'preact/hooks';
+import { api, fetchBlob, saveBlob, unwrap } from '../api/client';
+import type { Backup, RestoreResult } from '../api/types';
+import { bytes, Dialog, ErrorBox, Field, FieldError, Loading, PageHeader, when } from '../components/ui';
+import { useAsync } from '../lib/use-async';
+import { useLiveReload } from '../lib/events';
+import { canWrite, useSession } from '../lib/session';
+
+export default function Backups() {
+  const { session } = useSession();
+  const writable = canWrite(session);
+  const list = useAsync(() => unwrap(api.GET('/api/backup/list')), []);
+  const [note, setNote] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [restoring, setRestoring] = useState<Backup | null>(null);
+  const [restoreTokens, setRestoreTokens] = useState(false);
+  const [result, setResult] = useState<RestoreResult | null>(null);
+  const [created, setCreated] = useState<string | null>(null);
+  useLiveReload((e) => e.type === 'backup', list.reload);
+  const act = async (action: () => Promise<unknown>) => {
+    setError(null);
+    setBusy(true);
+    try {
+      await action();
+      list.reload();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <PageHeader title="Backups" />
+      <ErrorBox error={error} />
+      {result && (
+        <div class="success" role="status" id="restore-result">
+          Restored <code>{result.restored}</code> ({result.files} files). The state before the restore was saved as <code>{result.safety_backup}</code>.
+        </div>
+      )}
+      {created && (
+        <div class="success" role="status">
+          Created <code>{created}</code>.
+        </div>
+      )}
+      {writable && (
+        <form
+          class="card form-row"
+          id="backup-create"
+          onSubmit={(event) => {
+            event.preventDefault();
+            void act(async () => {
+              const backup = await unwrap(api.POST('/api/backup/create', { body: { note } }));
+              setCreated('id' in backup ? String(backup.id) : null);
+              setNote('');
+            });
+          }}
+        >
+          <Field label="Note (optional)">
+            <input name="note" maxLength={200} value={note} onInput={(e) => setNote(e.currentTarget.value)} />
+            <FieldError error={error} pointer="/note" />
+          </Field>
+          <div>
+            <button type="submit" class="primary" disabled={busy}>
+              Create backup
+            </button>
+          </div>
+        </form>
+      )}
+      <ErrorBox error={list.error} />
+      <Loading when={list.loading && !list.data} />
+      {list.data && (
+        <div class="table-wrap">
+          <table id="backup-list">
+            <thead>
+              <tr>
+                <th>Backup</th>
+                <th>Kind</th>
+                <th>Size</th>
+                <th>Note</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.length === 0 && (
+                <tr>
+                  <td colSpan={5} class="muted">
+                    No backups yet.
+                  </td>
+                </tr>
+              )}
+              {list.data.map((b) => (
+                <tr key={b.id} data-backup={b.id}>
+                  <td>
+                    <code>{b.id}</code>
+                    <div class="muted small">{when(b.created_at)}</div>
+                  </td>
+                  <td>{b.kind}</td>
+                  <td>
+                    {bytes(b.size)} · {b.files} files
+                  </td>
+                  <td>{b.note}</td>
+                  <td class="actions">
+                    <button type="button" onClick={() => act(async () => saveBlob(await fetchBlob(`/api/backup/${encodeURIComponent(b.id)}/download`), `${b.id}.tar.gz`))}>
+                      Download
+                    </button>
+                    {writable && (
+                      <>
+                        <button
+                          type="button"
+                          onClick={() => {
+                            setResult(null);
+                            setRestoring(b);
+                          }}
+                        >
+                          Restore…
+                        </button>
+                        <button type="button" class="danger" onClick={() => confirm(`Delete ${b.id}?`) && act(() => unwrap(api.DELETE('/api/backup/{id}', { params: { path: { id: b.id } } })))}>
+                          Delete
+                        </button>
+                      </>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <Dialog title="Restore this backup?" open={restoring !== null} onClose={() => setRestoring(null)}>
+        {restoring && (
+          <form
+            method="dialog"
+            onSubmit={(event) => {
+              event.preventDefault();
+              const target = restoring;
+              setRestoring(null);
+              void act(async () => setResult(await unwrap(api.POST('/api/backup/restore', { body: { backup_id: target.id, restore_tokens: restoreTokens } }))));
+            }}
+          >
+            <p>
+              The data dir is replaced by <code>{restoring.id}</code> ({when(restoring.created_at)}
+              {restoring.note ? `, “${restoring.note}”` : ''}). Before that, the server saves the current state as a <strong>pre-restore</strong> safety backup,
+              which will be named once the restore is done.
+            </p>
+            <label class="check">
+              <input type="checkbox" checked={restoreTokens} onChange={(e) => setRestoreTokens(e.currentTarget.checked)} /> Also restore API tokens (otherwise the current
+              tokens are kept)
+            </label>
+            <div class="actions">
+              <button type="submit" class="danger">
+                Restore
+              </button>
+              <button type="button" onClick={() => setRestoring(null)}>
+                Cancel
+              </button>
+            </div>
+          </form>
+        )}
+      </Dialog>
+    </>
+  );
+}

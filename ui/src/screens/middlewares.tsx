@@ -1,0 +1,73 @@
+/** Middlewares: list with type filter and search; create (from a template or blank) and edit on their own page. */
+import { useState } from 'preact/hooks';
+import { api, unwrap } from '../api/client';
+import { Badge, Empty, ErrorBox, Field, Loading, PageHeader } from '../components/ui';
+import { useAsync } from '../lib/use-async';
+import { objectsOf, useLiveReload } from '../lib/events';
+import { canWrite, useSession } from '../lib/session';
+import { MIDDLEWARE_TYPES } from './objects/middleware-forms';
+import type { MiddlewareType } from '../api/types';
+
+export default function Middlewares() {
+  const { session } = useSession();
+  const [q, setQ] = useState('');
+  const [type, setType] = useState('');
+  const list = useAsync(() => unwrap(api.GET('/api/middlewares', { params: { query: { ...(q ? { q } : {}), ...(type ? { type: type as MiddlewareType } : {}) } } })), [q, type]);
+  useLiveReload(objectsOf('middlewares', 'resources'), list.reload);
+  return (
+    <>
+      <PageHeader title="Middlewares">
+        {canWrite(session) && (
+          <a class="button primary" href="/middlewares/new">
+            New middleware
+          </a>
+        )}
+      </PageHeader>
+      <div class="toolbar" role="search">
+        <Field label="Search">
+          <input type="search" name="q" value={q} placeholder="id or name" onInput={(e) => setQ(e.currentTarget.value)} />
+        </Field>
+        <Field label="Type">
+          <select value={type} onChange={(e) => setType(e.currentTarget.value)}>
+            <option value="">any</option>
+            {MIDDLEWARE_TYPES.map((t) => (
+              <option key={t}>{t}</option>
+            ))}
+          </select>
+        </Field>
+      </div>
+      <ErrorBox error={list.error} />
+      <Loading when={list.loading && !list.data} />
+      {list.data?.length === 0 && <Empty>No middlewares yet.</Empty>}
+      {list.data && list.data.length > 0 && (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th>Middleware</th>
+                <th>Type</th>
+                <th>Used by</th>
+                <th>Warnings</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.map((m) => (
+                <tr key={m.id} data-middleware={m.id}>
+                  <td>
+                    <a href={`/middlewares/${encodeURIComponent(m.id)}`}>{m.name}</a>
+                    <div class="muted small">{m.id}</div>
+                  </td>
+                  <td>
+                    <code>{m.type}</code>
+                  </td>
+                  <td>{m.used_by.length ? m.used_by.map((p) => p.replace(/^\/api\//, '')).join(', ') : <span class="muted">unused</span>}</td>
+                  <td>{m.warnings.map((w) => <Badge key={w} tone="warn">{w}</Badge>)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}

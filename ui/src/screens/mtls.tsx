@@ -1,0 +1,192 @@
+/** mTLS: the CA (create, enable/disable), client certificates (create with a PKCS#12 password, download .p12, revoke, delete). */
+import { useState } from 'preact/hooks';
+import { api, fetchBlob, saveBlob, unwrap } from '../api/client';
+import { ErrorBox, Field, FieldError, Loading, PageHeader, StatusBadge, when } from '../components/ui';
+import { useAsync } from '../lib/use-async';
+import { objectsOf, useLiveReload } from '../lib/events';
+import { canWrite, useSession } from '../lib/session';
+
+export default function Mtls() {
+  const { session } = useSession();
+  const writable = canWrite(session);
+  const config = useAsync(() => unwrap(api.GET('/api/mtls/config')), []);
+  const clients = useAsync(() => unwrap(api.GET('/api/mtls/clients')), []);
+  const [error, setError] = useState<unknown>(null);
+  const [ca, setCa] = useState({ common_name: 'Stack Manager CA', organization: '', validity_days: 1825, key_size: 2048 as 2048 | 3072 | 4096 });
+  const [client, setClient] = useState({ name: '', p12_password: '', validity_days: 730, key_size: 2048 as 2048 | 3072 | 4096, legacy_p12: false });
+  const [busy, setBusy] = useState(false);
+  useLiveReload(objectsOf('mtls', 'mtls_clients', 'mtls-clients'), () => {
+    config.reload();
+    clients.reload();
+  });
+  const act = async (action: () => Promise<unknown>) => {
+    setError(null);
+    setBusy(true);
+    try {
+      await action();
+      config.reload();
+      clients.reload();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const c = config.data;
+  return (
+    <>
+      <PageHeader title="mTLS">
+        {c?.has_ca && writable && (
+          <button type="button" onClick={() => act(() => unwrap(c.enabled ? api.PUT('/api/mtls/disable') : api.PUT('/api/mtls/enable')))}>
+            {c.enabled ? 'Disable mTLS' : 'Enable mTLS'}
+          </button>
+        )}
+      </PageHeader>
+      <ErrorBox error={error} />
+      <ErrorBox error={config.error} />
+      <Loading when={config.loading && !c} />
+      {c && (
+        <section class="card" id="mtls-ca">
+          <h2>Certificate authority</h2>
+          {c.has_ca ? (
+            <dl class="kv">
+              <dt>State</dt>
+              <dd>
+                <StatusBadge status={c.enabled ? 'enabled' : 'disabled'} />
+              </dd>
+              <dt>Subject</dt>
+              <dd>{c.ca_subject}</dd>
+              <dt>Valid</dt>
+              <dd>
+                {when(c.ca_not_before)} – {when(c.ca_expiry)}
+              </dd>
+              <dt>SHA-256</dt>
+              <dd>
+                <code class="small">{c.ca_fingerprint_sha256}</code>
+              </dd>
+              <dt>Clients</dt>
+              <dd>
+                {c.client_count} ({c.revoked_count} revoked) · CRL next update {when(c.crl_next_update)} · <a href="/api/mtls/crl" download="crl.pem">CRL</a>
+              </dd>
+            </dl>
+          ) : (
+            writable && (
+              <form
+                onSubmit={(event) => {
+                  event.preventDefault();
+                  void act(() => unwrap(api.POST('/api/mtls/ca', { body: ca })));
+                }}
+              >
+                <p class="muted">No CA yet. Create one to issue client certificates.</p>
+                <div class="form-row">
+                  <Field label="Common name">
+                    <input name="common_name" value={ca.common_name} required onInput={(e) => setCa({ ...ca, common_name: e.currentTarget.value })} />
+                    <FieldError error={error} pointer="/common_name" />
+                  </Field>
+                  <Field label="Organization">
+                    <input value={ca.organization} onInput={(e) => setCa({ ...ca, organization: e.currentTarget.value })} />
+                  </Field>
+                  <Field label="Validity (days)">
+                    <input type="number" value={ca.validity_days} onInput={(e) => setCa({ ...ca, validity_days: Number(e.currentTarget.value) })} />
+                    <FieldError error={error} pointer="/validity_days" />
+                  </Field>
+                  <Field label="Key size">
+                    <select value={ca.key_size} onChange={(e) => setCa({ ...ca, key_size: Number(e.currentTarget.value) as 2048 | 3072 | 4096 })}>
+                      <option value={2048}>2048</option>
+                      <option value={3072}>3072</option>
+                      <option value={4096}>4096</option>
+                    </select>
+                  </Field>
+                </div>
+                <button type="submit" class="primary" disabled={busy}>
+                  {busy ? 'Creating…' : 'Create CA'}
+                </button>
+              </form>
+            )
+          )}
+        </section>
+      )}
+      <h2>Client certificates</h2>
+      <ErrorBox error={clients.error} />
+      {clients.data && clients.data.length > 0 && (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th>Client</th>
+                <th>Expires</th>
+                <th>State</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {clients.data.map((cl) => (
+                <tr key={cl.id} data-client={cl.id}>
+                  <td>
+                    {cl.name}
+                    <div class="muted small">serial {cl.serial}</div>
+                  </td>
+                  <td>{when(cl.expiry)}</td>
+                  <td>
+                    <StatusBadge status={cl.revoked ? 'revoked' : 'active'} />
+                  </td>
+                  <td class="actions">
+                    {!cl.revoked && (
+                      <button type="button" onClick={() => act(async () => saveBlob(await fetchBlob(`/api/mtls/clients/${encodeURIComponent(cl.id)}/download`), `${cl.id}.p12`))}>
+                        Download .p12
+                      </button>
+                    )}
+                    {writable && !cl.revoked && (
+                      <button type="button" class="danger" onClick={() => confirm(`Revoke ${cl.name}? It stops working at once.`) && act(() => unwrap(api.PUT('/api/mtls/clients/{id}/revoke', { params: { path: { id: cl.id } } })))}>
+                        Revoke
+                      </button>
+                    )}
+                    {writable && (
+                      <button type="button" onClick={() => confirm(`Delete ${cl.name}?`) && act(() => unwrap(api.DELETE('/api/mtls/clients/{id}', { params: { path: { id: cl.id } } })))}>
+                        Delete
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {c?.has_ca && writable && (
+        <form
+          class="card"
+          id="mtls-new-client"
+          onSubmit={(event) => {
+            event.preventDefault();
+            void act(async () => {
+              await unwrap(api.POST('/api/mtls/clients', { body: client }));
+              setClient({ ...client, name: '', p12_password: '' });
+            });
+          }}
+        >
+          <h3>New client certificate</h3>
+          <div class="form-row">
+            <Field label="Name">
+              <input name="client_name" value={client.name} required onInput={(e) => setClient({ ...client, name: e.currentTarget.value })} />
+              <FieldError error={error} pointer="/name" />
+            </Field>
+            <Field label="PKCS#12 password (8+ chars, never stored)">
+              <input type="password" name="p12_password" autoComplete="new-password" minLength={8} value={client.p12_password} required onInput={(e) => setClient({ ...client, p12_password: e.currentTarget.value })} />
+              <FieldError error={error} pointer="/p12_password" />
+            </Field>
+            <Field label="Validity (days)">
+              <input type="number" value={client.validity_days} onInput={(e) => setClient({ ...client, validity_days: Number(e.currentTarget.value) })} />
+            </Field>
+          </div>
+          <label class="check">
+            <input type="checkbox" checked={client.legacy_p12} onChange={(e) => setClient({ ...client, legacy_p12: e.currentTarget.checked })} /> Legacy PKCS#12 (3DES, for older Apple/Windows)
+          </label>
+          <button type="submit" class="primary" disabled={busy}>
+            {busy ? 'Creating…' : 'Create client'}
+          </button>
+        </form>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,163 @@
+/** Traefik plugins: the static config path, installed plugins (status from Traefik), the catalogue, install/remove. */
+import { useState } from 'preact/hooks';
+import { api, ApiError, unwrap } from '../api/client';
+import { ErrorBox, Field, FieldError, Loading, PageHeader, StatusBadge } from '../components/ui';
+import { useAsync } from '../lib/use-async';
+import { canWrite, useSession } from '../lib/session';
+
+export default function Plugins() {
+  const { session } = useSession();
+  const writable = canWrite(session);
+  const configPath = useAsync(() => unwrap(api.GET('/api/plugins/configpath')), []);
+  const installed = useAsync(() => unwrap(api.GET('/api/plugins')), []);
+  const [q, setQ] = useState('');
+  const [showCatalogue, setShowCatalogue] = useState(false);
+  const catalogue = useAsync(() => (showCatalogue ? unwrap(api.GET('/api/plugins/catalogue', { params: { query: { ...(q ? { q } : {}), page_size: 50 } } })) : Promise.resolve(null)), [showCatalogue, q]);
+  const [pathDraft, setPathDraft] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const act = async (action: () => Promise<unknown>, done: string) => {
+    setError(null);
+    setNotice(null);
+    try {
+      await action();
+      setNotice(done);
+      installed.reload();
+      configPath.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  const notConfigured = installed.error instanceof ApiError && installed.error.id === 'not_configured';
+
+  return (
+    <>
+      <PageHeader title="Traefik plugins" />
+      {notice && (
+        <div class="notice" role="status">
+          {notice}
+        </div>
+      )}
+      <ErrorBox error={error} />
+      <section class="card">
+        <h2>Static configuration</h2>
+        <ErrorBox error={configPath.error} />
+        {configPath.data && (
+          <p>
+            <code>{configPath.data.path ?? 'not set'}</code> <span class="muted">({configPath.data.source}{configPath.data.path ? `, ${configPath.data.exists ? 'exists' : 'missing'}, ${configPath.data.writable ? 'writable' : 'read-only'}` : ''})</span>
+          </p>
+        )}
+        {writable && (
+          <form
+            class="form-row"
+            onSubmit={(event) => {
+              event.preventDefault();
+              void act(() => unwrap(api.PUT('/api/plugins/configpath', { body: { path: pathDraft } })), 'Static config path saved.');
+            }}
+          >
+            <Field label="Traefik static config file (absolute path)">
+              <input name="configpath" value={pathDraft} placeholder="/etc/traefik/traefik.yml" onInput={(e) => setPathDraft(e.currentTarget.value)} required />
+              <FieldError error={error} pointer="/path" />
+            </Field>
+            <div>
+              <button type="submit">Set path</button>
+            </div>
+          </form>
+        )}
+      </section>
+      <h2>Installed</h2>
+      {notConfigured ? <p class="muted">{(installed.error as ApiError).message}</p> : <ErrorBox error={installed.error} />}
+      <Loading when={installed.loading && !installed.data} />
+      {installed.data && (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th>Key</th>
+                <th>Module</th>
+                <th>Status</th>
+                <th>Used by</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {installed.data.length === 0 && (
+                <tr>
+                  <td colSpan={5} class="muted">
+                    No plugins in the static configuration.
+                  </td>
+                </tr>
+              )}
+              {installed.data.map((p) => (
+                <tr key={p.key}>
+                  <td>
+                    <code>{p.key}</code>
+                    {p.local && ' (local)'}
+                  </td>
+                  <td>
+                    {p.module_name} {p.version}
+                  </td>
+                  <td>
+                    <StatusBadge status={p.status} />
+                    {p.error && <div class="field-error">{p.error}</div>}
+                  </td>
+                  <td>{p.used_by.join(', ') || '–'}</td>
+                  <td>
+                    {writable && (
+                      <button type="button" class="danger" onClick={() => confirm(`Remove plugin ${p.key}?`) && act(() => unwrap(api.DELETE('/api/plugins/remove', { body: { key: p.key } })), `Removed ${p.key}. Restart Traefik to apply.`)}>
+                        Remove
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <h2>Catalogue</h2>
+      {!showCatalogue ? (
+        <button type="button" onClick={() => setShowCatalogue(true)}>
+          Load the plugin catalogue
+        </button>
+      ) : (
+        <>
+          <div class="toolbar">
+            <Field label="Search the catalogue">
+              <input type="search" value={q} onInput={(e) => setQ(e.currentTarget.value)} />
+            </Field>
+          </div>
+          <ErrorBox error={catalogue.error} title="Catalogue" />
+          <Loading when={catalogue.loading} />
+          {catalogue.data && (
+            <div class="table-wrap">
+              <table>
+                <tbody>
+                  {catalogue.data.map((entry) => (
+                    <tr key={entry.id}>
+                      <td>
+                        <strong>{entry.displayName}</strong>
+                        <div class="muted small">{entry.import}</div>
+                        <div class="small">{entry.summary}</div>
+                      </td>
+                      <td>{entry.latestVersion}</td>
+                      <td>
+                        {entry.isInstalled ? (
+                          'installed'
+                        ) : writable ? (
+                          <button type="button" onClick={() => act(() => unwrap(api.POST('/api/plugins/install', { body: { module_name: entry.import ?? '', ...(entry.latestVersion ? { version: entry.latestVersion } : {}) } })), `Installed ${entry.displayName}. Restart Traefik to load it.`)}>
+                            Install
+                          </button>
+                        ) : null}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </>
+      )}
+    </>
+  );
+}

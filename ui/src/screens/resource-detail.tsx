@@ -1,0 +1,107 @@
+/** Resource detail: tabs for middlewares (ordered by priority), service, the seven router options, the effective router. */
+import { useState } from 'preact/hooks';
+import { api, unwrap } from '../api/client';
+import type { Resource } from '../api/types';
+import { ErrorBox, Loading, PageHeader, StatusBadge, Tabs, when } from '../components/ui';
+import { useAsync } from '../lib/use-async';
+import { useLiveReload } from '../lib/events';
+import type { ScreenProps } from '../routes';
+import { MiddlewaresTab } from './resource/middlewares-tab';
+import { ServiceTab } from './resource/service-tab';
+import { RouterOptionsTab } from './resource/router-options-tab';
+import { EffectiveTab } from './resource/effective-tab';
+import { canWrite, useSession } from '../lib/session';
+import { navigate } from '../lib/router';
+
+type Tab = 'middlewares' | 'service' | 'options' | 'effective';
+
+export default function ResourceDetail({ params }: ScreenProps) {
+  const id = params.id;
+  const { session } = useSession();
+  const [tab, setTab] = useState<Tab>('middlewares');
+  const [deleteError, setDeleteError] = useState<unknown>(null);
+  const resource = useAsync(() => unwrap(api.GET('/api/resources/{id}', { params: { path: { id } } })), [id]);
+  useLiveReload((e) => e.type === 'object' && ((e.data.collection === 'resources' && e.data.id === id) || e.data.collection === 'middlewares' || e.data.collection === 'services'), resource.reload);
+  const r = resource.data;
+  const writable = canWrite(session) && r?.status === 'active';
+  /** Sub-tabs hand back the updated resource, so the page never shows stale data after a write. */
+  const onChange = (_updated?: Resource) => resource.reload();
+
+  return (
+    <>
+      <PageHeader title={r ? r.name : id}>
+        {r && r.status === 'disabled' && canWrite(session) && (
+          <button
+            type="button"
+            class="danger"
+            onClick={async () => {
+              if (!confirm(`Delete the disabled resource ${r.id} and all its settings?`)) return;
+              try {
+                await unwrap(api.DELETE('/api/resources/{id}', { params: { path: { id } } }));
+                navigate('/resources');
+              } catch (err) {
+                setDeleteError(err);
+              }
+            }}
+          >
+            Delete
+          </button>
+        )}
+      </PageHeader>
+      <p>
+        <a href="/resources">← all resources</a>
+      </p>
+      <ErrorBox error={resource.error} />
+      <ErrorBox error={deleteError} />
+      <Loading when={resource.loading && !r} />
+      {r && (
+        <>
+          <div class="card">
+            <dl class="kv">
+              <dt>Status</dt>
+              <dd>
+                <StatusBadge status={r.status} /> {r.missing_since && <span class="muted">missing since {when(r.missing_since)}</span>}
+              </dd>
+              <dt>Router</dt>
+              <dd>
+                <code>{r.router}</code> ({r.source})
+              </dd>
+              <dt>Rule</dt>
+              <dd>
+                <code>{r.rule}</code>
+              </dd>
+              <dt>Entry points</dt>
+              <dd>{r.entrypoints.join(', ') || '–'}</dd>
+              <dt>Upstream service</dt>
+              <dd>
+                <code>{r.upstream_service}</code>
+              </dd>
+            </dl>
+            {r.warnings.length > 0 && (
+              <div class="notice">
+                {r.warnings.map((w) => (
+                  <div key={w}>{w}</div>
+                ))}
+              </div>
+            )}
+            {r.status === 'disabled' && <div class="notice">This resource is missing upstream: its settings are kept but cannot be changed.</div>}
+          </div>
+          <Tabs<Tab>
+            tabs={[
+              ['middlewares', 'Middlewares'],
+              ['service', 'Service'],
+              ['options', 'Router options'],
+              ['effective', 'Effective router'],
+            ]}
+            current={tab}
+            onChange={setTab}
+          />
+          {tab === 'middlewares' && <MiddlewaresTab resource={r} writable={writable} onChange={onChange} />}
+          {tab === 'service' && <ServiceTab resource={r} writable={writable} onChange={onChange} />}
+          {tab === 'options' && <RouterOptionsTab resource={r} writable={writable} onChange={onChange} />}
+          {tab === 'effective' && <EffectiveTab resource={r} />}
+        </>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,77 @@
+/** Resources: search by id/name/host, filter by status and source; each row opens the detail page. */
+import { useState } from 'preact/hooks';
+import { api, unwrap } from '../api/client';
+import { Empty, ErrorBox, Loading, PageHeader, StatusBadge, Field } from '../components/ui';
+import { useAsync } from '../lib/use-async';
+import { objectsOf, useLiveReload } from '../lib/events';
+
+type StatusFilter = 'all' | 'active' | 'disabled';
+
+export default function Resources() {
+  const [q, setQ] = useState('');
+  const [status, setStatus] = useState<StatusFilter>('all');
+  const [source, setSource] = useState<'' | 'pangolin' | 'traefik'>('');
+  const list = useAsync(
+    () => unwrap(api.GET('/api/resources', { params: { query: { status, ...(q ? { q } : {}), ...(source ? { source } : {}) } } })),
+    [q, status, source],
+  );
+  useLiveReload(objectsOf('resources', 'middlewares'), list.reload);
+  return (
+    <>
+      <PageHeader title="Resources" />
+      <div class="toolbar" role="search">
+        <Field label="Search">
+          <input type="search" name="q" placeholder="id, name or host" value={q} onInput={(e) => setQ(e.currentTarget.value)} />
+        </Field>
+        <Field label="Status">
+          <select name="status" value={status} onChange={(e) => setStatus(e.currentTarget.value as StatusFilter)}>
+            <option value="all">all</option>
+            <option value="active">active</option>
+            <option value="disabled">disabled</option>
+          </select>
+        </Field>
+        <Field label="Source">
+          <select name="source" value={source} onChange={(e) => setSource(e.currentTarget.value as typeof source)}>
+            <option value="">any</option>
+            <option value="pangolin">pangolin</option>
+            <option value="traefik">traefik</option>
+          </select>
+        </Field>
+      </div>
+      <ErrorBox error={list.error} />
+      <Loading when={list.loading && !list.data} />
+      {list.data && list.data.length === 0 && <Empty>No resources match. Resources are discovered from the active data source.</Empty>}
+      {list.data && list.data.length > 0 && (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th>Resource</th>
+                <th>Host</th>
+                <th>Status</th>
+                <th>Middlewares</th>
+                <th>Service</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.map((resource) => (
+                <tr key={resource.id} data-resource={resource.id}>
+                  <td>
+                    <a href={`/resources/${encodeURIComponent(resource.id)}`}>{resource.name}</a>
+                    <div class="muted small">{resource.source}</div>
+                  </td>
+                  <td>{resource.host ?? '–'}</td>
+                  <td>
+                    <StatusBadge status={resource.status} />
+                  </td>
+                  <td>{resource.middlewares.map((m) => m.id).concat(resource.external_middlewares.map((m) => m.name)).join(', ') || '–'}</td>
+                  <td>{resource.service_id ?? <span class="muted">{resource.upstream_service}</span>}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
