@@ -5,7 +5,7 @@
  */
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import { installStrictBodies, isTrue } from '../shared-schemas.ts';
+import { isTrue } from '../shared-schemas.ts';
 import { SHUTDOWN_GRACE_MS } from '../jobs/index.ts';
 import { DockerClient, dockerConfigured, dockerEndpoint, dockerOptions } from './docker-client.ts';
 import { actionSchema, listSchema, updateSchema, updatesSchema, type ActionBodyType, type ContainerAction, type ListQueryType, type UpdateBodyType } from './schemas.ts';
@@ -80,9 +80,8 @@ async function routes(scope: FastifyInstance, { service }: { service: ContainerS
   });
 }
 
-/** POST /api/container/update in its own scope: its body is validated without type coercion (API.md §2.1). */
+/** POST /api/container/update, in its own scope beside the other container routes. */
 async function updateRoute(scope: FastifyInstance, { updates }: { updates: UpdateService }): Promise<void> {
-  installStrictBodies(scope);
   scope.post('/api/container/update', { config: { auth: 'operations' }, schema: updateSchema }, async (request, reply) => {
     const job = await updates.start(request.body as UpdateBodyType);
     return reply.code(202).header('location', `/api/jobs/${job.id}`).send(job);
