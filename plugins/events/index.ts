@@ -77,6 +77,11 @@ async function events(app: FastifyInstance): Promise<void> {
       // nginx and similar proxies: pass every frame on at once
       'x-accel-buffering': 'no',
     });
+    // HEAD: the headers of the stream, and no endless body
+    if (request.method === 'HEAD') {
+      res.end();
+      return;
+    }
     res.socket?.setNoDelay(true);
     const stream = new SseStream(res, {
       accepts,
