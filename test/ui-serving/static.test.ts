@@ -172,3 +172,18 @@ test('the UI routes stay out of the OpenAPI document', async (t) => {
   t.false(Object.keys(document.paths).some((p) => p === '/*' || p === '/{*}'));
   t.truthy(document.paths['/api/events']);
 });
+
+test('UI_ENABLED and UI_DIR come from the environment; a non-boolean UI_ENABLED is a config error naming the key', async (t) => {
+  const { loadConfig, ConfigError } = await import('../../core/config/load.ts');
+  const env = { CONFIG_FILE: path.join(import.meta.dirname, '..', 'helpers', 'empty.yaml') };
+  const defaults = loadConfig({ env });
+  t.true(defaults.ui.enabled);
+  t.is(defaults.ui.dir, '');
+  t.deepEqual(defaults.events, { heartbeat_ms: 15000, replay_size: 1000, max_pending_bytes: 1048576 });
+  const set = loadConfig({ env: { ...env, UI_ENABLED: 'false', UI_DIR: '/srv/ui' } });
+  t.false(set.ui.enabled);
+  t.is(set.ui.dir, '/srv/ui');
+  const error = t.throws(() => loadConfig({ env: { ...env, UI_ENABLED: 'maybe' } }));
+  t.true(error instanceof ConfigError);
+  t.regex(error!.message, /ui\.enabled/);
+});
