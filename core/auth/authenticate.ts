@@ -67,6 +67,14 @@ function presentedToken(request: FastifyRequest): Presented {
   return typeof query === 'string' && query !== '' ? { kind: 'token', value: query } : { kind: 'malformed' };
 }
 
+/**
+ * A streaming route (GET /api/events) in a mode that needs no token for it still checks a token
+ * that is sent, so it can tell what the caller may see (class-O events).
+ */
+function identifies(request: FastifyRequest, mode: AuthMode): boolean {
+  return mode !== 'off' && request.routeOptions.config?.streaming === true && presentedToken(request).kind !== 'none';
+}
+
 /** Compares secrets of any length in constant time (hashing first equalises the lengths). */
 function sameSecret(a: string, b: string): boolean {
   return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
@@ -87,13 +95,11 @@ export function authenticate(options: AuthCheckOptions): (request: FastifyReques
 
   return (request) => {
     const access = accessClassOf(request);
-    const presented = presentedToken(request);
-    // a streaming route in a mode that needs no token still learns who a presented token belongs to
-    const identify = request.routeOptions.config?.streaming === true && presented.kind !== 'none' && mode !== 'off';
-    if (!needsToken(access, mode, providerToken) && !identify) {
+    if (!needsToken(access, mode, providerToken) && !identifies(request, mode)) {
       request.principal = OPEN_PRINCIPAL;
       return;
     }
+    const presented = presentedToken(request);
     // No token at all is not a guess: 401 so the client learns it needs one, but it does not count
     // (behind a proxy every client shares one IP; anonymous probes must not lock operators out)
     if (presented.kind === 'none') {
