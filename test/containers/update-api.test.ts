@@ -90,6 +90,7 @@ updateTest('the job survives its HTTP client going away; meanwhile a second upda
   t.is(job.status, 'succeeded', JSON.stringify(job));
   t.log(`update of one container, job start to succeeded: ${Date.parse(job.finished_at!) - Date.parse(job.started_at!)} ms (update_stable_s 3; ${job.steps.map((s) => `${s.step} ${Date.parse(s.finished_at!) - Date.parse(s.started_at!)} ms`).join(', ')})`);
   t.is((await docker.getContainer('svc-slow').inspect()).Image, v2.id);
+  t.regex(stepOf(job, 'svc-slow', 'health')!.message, /^running for \d+\.\d s \(the image has no healthcheck\)$/);
   const list = (await server.inject({ method: 'GET', url: '/api/jobs' })).json() as Job[];
   t.deepEqual(list.map((j) => j.id), [running.id], 'the refused update made no job');
   const afterwards = await server.inject({ method: 'POST', url: '/api/container/container/restart', payload: { container_name: 'svc-slow' } });

@@ -24,7 +24,8 @@ export function registryOf(reference: string): string {
 
 /** A Docker failure as a sentence (without dockerode's "(HTTP code N)" prefix). */
 export function describeError(err: unknown): string {
-  if (isDockerHttpError(err)) return dockerMessage(err);
+  // streamed answers carry no JSON body: dockerode's text is "<reason> - <Docker's message>"
+  if (isDockerHttpError(err)) return dockerMessage(err).replace(/^(server error|not found|unauthorized|forbidden|conflict) - /, '');
   if (err instanceof AppError || err instanceof Error) return err.message;
   return String(err);
 }
@@ -89,7 +90,7 @@ export class UpdateDocker {
       }, PULL_TIMEOUT_MS, true);
     } catch (err) {
       if (signal.aborted) throw new StepFailure(`pull of ${reference} interrupted: ${describeError(signal.reason)}`);
-      if (isDockerHttpError(err)) throw new StepFailure(`registry ${registry} could not be reached or refused the pull of ${reference}: ${dockerMessage(err)}`);
+      if (isDockerHttpError(err)) throw new StepFailure(`registry ${registry} could not be reached or refused the pull of ${reference}: ${describeError(err)}`);
       throw err;
     }
     const failed = events.find((e) => e.error || e.errorDetail?.message);

@@ -90,23 +90,24 @@ async function updateUnit(ctx: JobContext, run: UpdateRun, unit: PlannedUnit, re
   }
 
   const done: Replacement[] = [];
-  let current = 'rename';
+  // the container being replaced: failures outside a step (an inspect) happen before its rename
+  let member = unit.name;
   try {
-    current = await replace(ctx, run, unit.name, old, done, replaced);
+    await replace(ctx, run, unit.name, old, done, replaced);
     for (const dependant of unit.dependants) {
+      member = dependant;
       const dependantOld = await ops.inspect(dependant);
       if (!dependantOld) {
         for (const step of [...REPLACE_STEPS, 'cleanup']) ctx.step(dependant, step).skip(`skipped: ${dependant} no longer exists`);
         continue;
       }
-      current = await replace(ctx, run, dependant, dependantOld, done, replaced);
+      await replace(ctx, run, dependant, dependantOld, done, replaced);
     }
   } catch (err) {
-    const failedStep = err instanceof ReplaceFailure ? err.step : current;
-    const cause = err instanceof ReplaceFailure ? err.cause : err;
-    const where = err instanceof ReplaceFailure ? err.service : unit.name;
+    const failure = err instanceof ReplaceFailure ? err : new ReplaceFailure(member, 'rename', err);
     const rolledBack = await rollback(ctx, run, unit.name, done);
-    throw new StepFailure(`update of ${unit.name} failed at ${failedStep}${where !== unit.name ? ` of ${where}` : ''}: ${describeError(cause)}; ${rolledBack}`);
+    const where = failure.service !== unit.name ? ` of ${failure.service}` : '';
+    throw new StepFailure(`update of ${unit.name} failed at ${failure.step}${where}: ${describeError(failure.cause)}; ${rolledBack}`);
   }
   for (const r of done) replaced.set(r.oldId, r.newId!);
 
@@ -130,8 +131,8 @@ class ReplaceFailure extends Error {
   }
 }
 
-/** rename (+ stop) → create → start → health for one container; answers the last step's name. */
-async function replace(ctx: JobContext, run: UpdateRun, name: string, old: Awaited<ReturnType<UpdateDocker['inspect']>> & object, done: Replacement[], replaced: Map<string, string>): Promise<string> {
+/** rename (+ stop) → create → start → health for one container. */
+async function replace(ctx: JobContext, run: UpdateRun, name: string, old: Awaited<ReturnType<UpdateDocker['inspect']>> & object, done: Replacement[], replaced: Map<string, string>): Promise<void> {
   const { ops } = run;
   const guard = (step: string) => {
     if (ctx.signal.aborted) throw new ReplaceFailure(name, step, new StepFailure(`interrupted: ${describeError(ctx.signal.reason)}`));
@@ -173,7 +174,6 @@ async function replace(ctx: JobContext, run: UpdateRun, name: string, old: Await
     health = ctx.step(name, 'health');
     return ops.waitHealthy(entry.newId!, { timeoutMs: run.healthTimeoutS * 1000, stableMs: run.stableMs, signal: ctx.signal, say: (m) => health?.say(m) });
   });
-  return 'health';
 }
 
 /** Removes the new containers, renames the old ones back and starts those that ran; answers a summary. */
