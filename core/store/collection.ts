@@ -1,9 +1,10 @@
 /** A directory of YAML files, one object per file, held in memory and kept in step with the disk. */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { errors, type AppError } from '../errors/app-error.ts';
 import { fsyncDir, hashOf, removeDurably, writeAtomic } from './atomic-write.ts';
 import type { Attempt, StoreContext } from './context.ts';
+import { readDataFile } from './read-data-file.ts';
 import type { ChangeEvent, ChangeSource, Collection, CollectionOptions, InvalidFile, StoredObject, WriteOptions } from './types.ts';
 import { checkerFor, invalidAt, parseFileText, validateAgainst } from './validate.ts';
 import { renderYaml } from './yaml-file.ts';
@@ -281,21 +282,15 @@ export class FileCollection<T> implements Collection<T> {
   }
 
   private async readObject(id: string, file: string): Promise<ReadResult<T>> {
-    let text: string;
-    let mtime: Date;
-    try {
-      text = await readFile(file, 'utf8');
-      const hash = hashOf(text);
-      // the bytes we hold already (our own write coming back through the watcher, a touch):
-      // no need to parse and validate them again
-      const held = this.objects.get(id);
-      if (held && held.file === file && held.etag === hash) return { kind: 'ok', object: held };
-      mtime = (await stat(file)).mtime;
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' };
-      return { kind: 'invalid', syntax: false, hash: '', error: { path: file, line: null, column: null, message: `unreadable: ${(err as Error).message}` } };
-    }
+    const read = await readDataFile(file);
+    if (read.kind === 'missing') return read;
+    if (read.kind === 'refused') return { kind: 'invalid', syntax: false, hash: '', error: { path: file, line: null, column: null, message: read.message } };
+    const text = read.bytes.toString('utf8');
+    const mtime = read.mtime;
+    // the bytes we hold already (our own write coming back through the watcher, a touch):
+    // no need to parse and validate them again
+    const held = this.objects.get(id);
+    if (held && held.file === file && held.etag === hashOf(text)) return { kind: 'ok', object: held };
     const hash = hashOf(text);
     const invalid = (error: InvalidFile, syntax = false): ReadResult<T> => ({ kind: 'invalid', error, syntax, hash });
     if (!this.idPattern.test(id)) return invalid({ path: file, line: null, column: null, message: `file name ${path.basename(file)} is not a valid id (${this.idPattern.source})` });

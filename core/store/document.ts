@@ -1,9 +1,9 @@
 /** A single YAML file holding one value (settings.yaml, datasources.yaml, auth/tokens.yaml). */
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { hashOf, writeAtomic } from './atomic-write.ts';
 import type { StoreContext } from './context.ts';
 import type { Attempt } from './context.ts';
+import { readDataFile } from './read-data-file.ts';
 import type { ChangeSource, DocumentOptions, InvalidFile, StoreDocument } from './types.ts';
 import { checkerFor, invalidAt, parseFileText, validateAgainst } from './validate.ts';
 import { renderYaml } from './yaml-file.ts';
@@ -132,14 +132,10 @@ export class FileDocument<T> implements StoreDocument<T> {
   }
 
   private async read(): Promise<Read<T>> {
-    let text: string;
-    try {
-      text = await readFile(this.path, 'utf8');
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' };
-      return { kind: 'invalid', syntax: false, hash: '', error: { path: this.path, line: null, column: null, message: `unreadable: ${(err as Error).message}` } };
-    }
+    const read = await readDataFile(this.path);
+    if (read.kind === 'missing') return read;
+    if (read.kind === 'refused') return { kind: 'invalid', syntax: false, hash: '', error: { path: this.path, line: null, column: null, message: read.message } };
+    const text = read.bytes.toString('utf8');
     const hash = hashOf(text);
     const parsed = parseFileText(this.path, text);
     if (!parsed.ok) return { kind: 'invalid', error: parsed.error, syntax: true, hash };

@@ -1,5 +1,5 @@
 /** The YAML file store: the only code that touches files under the data dir (API.md §3). */
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import { writeAtomic } from './atomic-write.ts';
@@ -7,6 +7,8 @@ import { FileCollection } from './collection.ts';
 import type { Attempt, StoreContext, StoreLogger } from './context.ts';
 import { FileDocument } from './document.ts';
 import { DirectoryLocks } from './lock.ts';
+import { readDataFile } from './read-data-file.ts';
+import { removeStaleTempFiles, STALE_TEMP_MS } from './temp-files.ts';
 import type { AnyChangeEvent, Collection, CollectionOptions, DocumentOptions, InvalidFile, StoreDocument, YamlStore } from './types.ts';
 
 export type * from './types.ts';
@@ -80,6 +82,8 @@ class Store implements YamlStore {
 
   async open(): Promise<void> {
     await mkdir(this.dataDir, { recursive: true });
+    const removed = await removeStaleTempFiles(this.dataDir, Date.now() - STALE_TEMP_MS);
+    if (removed > 0) this.options.logger.info({ removed }, 'removed temp files left by interrupted writes');
     if (this.options.watch === false) return;
     this.watcher = watch(this.dataDir, {
       ignoreInitial: true,
@@ -130,12 +134,10 @@ class Store implements YamlStore {
   }
 
   async readRaw(relativePath: string): Promise<Buffer | undefined> {
-    try {
-      return await readFile(this.resolveInside(relativePath));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw err;
-    }
+    // raw files (certificates, caches) may be larger than a YAML data file, but never a symlink
+    const read = await readDataFile(this.resolveInside(relativePath), Number.MAX_SAFE_INTEGER);
+    if (read.kind === 'refused') throw new Error(`store: ${relativePath} ${read.message}`);
+    return read.kind === 'ok' ? read.bytes : undefined;
   }
 
   async settle(): Promise<void> {

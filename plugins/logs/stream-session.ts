@@ -104,7 +104,14 @@ export class LogStreamSession {
       stream.destroy();
       return;
     }
-    this.logs?.destroy();
+    if (this.logs) {
+      // a re-attach replays from `since` (whole seconds, or the whole log): what the old stream
+      // delivered up to this moment, including lines that came after the start event while the
+      // new stream was being opened, is filtered out. Taken at the event instead, those lines
+      // were sent twice (issue 12: dropped + received = 30204 for 30000 lines).
+      this.replayUntil = this.lastTs ? timestampKey(this.lastTs) : '';
+      this.logs.destroy();
+    }
     this.logs = stream;
     const decoder = new LiveLogDecoder(target.tty, (line) => this.enqueue(line));
     stream.on('data', (chunk: Buffer) => decoder.push(chunk));
@@ -134,9 +141,9 @@ export class LogStreamSession {
     if (action === 'die') this.sendNow({ type: 'status', state: 'exited' });
     if (action === 'start') {
       this.sendNow({ type: 'status', state: 'running' });
-      // from the last line shown (Docker wants seconds); lines up to it are filtered out again
+      // from the last line shown (Docker wants seconds); lines up to the last one shown when the
+      // new stream takes over are filtered out again (attach)
       const since = this.lastTs ? String(Math.floor(Date.parse(this.lastTs) / 1000)) : undefined;
-      this.replayUntil = this.lastTs ? timestampKey(this.lastTs) : '';
       this.attach(since === undefined ? {} : { since }).catch((err: Error) => this.fail(err));
     }
   }

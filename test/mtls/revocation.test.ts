@@ -135,7 +135,8 @@ test('a client file deleted by hand is revoked like an API delete: serial into t
   await app.store.settle();
   t.is((await call(app, { url: '/api/mtls/config' })).body.client_count, 0);
   const left = (kind: string) => existsSync(path.join(dataDir, 'mtls', 'clients', `${client.id}.${kind}`));
-  await waitFor(() => !left('p12'), 5000);
+  // removed one after another (p12, key, crt), each made durable: wait for the last, not the first
+  await waitFor(() => ['crt', 'key', 'p12'].every((kind) => !left(kind)), 5000);
   t.deepEqual(['crt', 'key', 'p12'].filter(left), []);
 });
 

@@ -145,6 +145,8 @@ test('a failing upstream keeps the last good config with X-Config-Stale, for 500
     t.true(status.stale);
   }
   fake.state.fault = null;
+  // the short timeout was for the hang; the recovery must not depend on how busy the machine is
+  t.is((await put(app, '/api/datasource/pangolin', { timeout_ms: 60_000 })).statusCode, 200);
   const recovered = (await post(app, '/api/proxy-config/invalidate')).json();
   t.false(recovered.stale);
   t.is((await app.inject({ url: '/api/proxy-config' })).headers['x-config-stale'], undefined);
@@ -164,7 +166,7 @@ test('an empty upstream after a non-empty one is used only after the confirmatio
   t.is(emptied.http?.routers, undefined, 'the third empty answer is confirmed');
 });
 
-test('a hand-edited middleware file is served with a new ETag within a second; an invalid one is reported', async (t) => {
+test('a hand-edited middleware file is served with a new ETag (within a second on an idle machine); an invalid one is reported', async (t) => {
   const { app, dataDir } = await harness(t);
   await app.proxyConfig.regenerate();
   const before = String((await app.inject({ url: '/api/proxy-config' })).headers.etag);

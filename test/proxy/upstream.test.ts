@@ -55,11 +55,13 @@ for (const active of [true, false]) {
   });
 }
 
-test('Traefik failures answer 502 upstream_unavailable naming Traefik, quickly', async (t) => {
+test('Traefik failures answer 502 upstream_unavailable naming Traefik; a hung Traefik is cut at the source timeout', async (t) => {
   const fake = await privateFake(t);
   const app = await buildFor(t, fake);
-  // the smallest timeout a data source may have
-  t.is((await app.inject({ method: 'PUT', url: '/api/datasource/traefik', payload: { timeout_ms: 100 } })).statusCode, 200);
+  // faults that answer at once get a generous timeout (a busy machine may take seconds to relay
+  // them); the hang gets the smallest timeout a data source may have: its 502 names that timeout,
+  // which proves it was cut there and not left to the fake (which never answers)
+  const timeout = (ms: number) => app.inject({ method: 'PUT', url: '/api/datasource/traefik', payload: { timeout_ms: ms } });
   const cases: Array<{ fault: typeof fake.state.fault; url: string; message: RegExp }> = [
     { fault: '500', url: '/api/proxy/overview', message: /^data source traefik: Traefik answered HTTP 500 .*injected fault 500/ },
     { fault: '502', url: '/api/proxy/routers', message: /Traefik answered HTTP 502/ },
@@ -73,12 +75,10 @@ test('Traefik failures answer 502 upstream_unavailable naming Traefik, quickly',
   ];
   for (const { fault, url, message } of cases) {
     fake.state.fault = fault;
-    const started = performance.now();
+    t.is((await timeout(fault === 'timeout' ? 100 : 60_000)).statusCode, 200);
     const response = await app.inject({ url });
-    const elapsed = performance.now() - started;
     const body = assertError(t, response, 502, 'upstream_unavailable');
     t.regex(body.message, message, `${fault} ${url}`);
-    t.true(elapsed < 2000, `${fault} took ${Math.round(elapsed)} ms`);
     t.deepEqual(Object.keys(body).sort(), ['id', 'message']);
   }
 });

@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify';
 import { stringify } from 'yaml';
 import { build, tempDir } from '../helpers/build.ts';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
+import { WAIT_DEADLINE_MS } from '../helpers/wait.ts';
 
 export interface SourceOptions {
   active?: 'pangolin' | 'traefik';
@@ -27,7 +28,8 @@ export async function writeSources(dataDir: string, fake: FakeUpstream, options:
   const at = '2026-01-01T00:00:00.000Z';
   const entry = (type: string, url: string) => ({
     type, url, skip_tls_verify: false, basic_auth: null,
-    poll_interval_s: options.pollIntervalS ?? 3600, timeout_ms: options.timeoutMs ?? 5000, created_at: at, updated_at: at,
+    // the fake answers at once: a short timeout would only measure how busy the machine is
+    poll_interval_s: options.pollIntervalS ?? 3600, timeout_ms: options.timeoutMs ?? 60_000, created_at: at, updated_at: at,
   });
   await mkdir(dataDir, { recursive: true });
   await writeFile(path.join(dataDir, 'datasources.yaml'), stringify({
@@ -49,9 +51,11 @@ export async function harness(t: ExecutionContext, options: SourceOptions & { co
   };
   const app = await build(t, { dataDir, config, logStream: options.logStream });
   let report = await app.resources.started();
-  // concurrent tests building apps in this process can block the event loop past a fetch timeout:
-  // that is the machine, not the code under test, so one more sync is allowed
-  if (!report.ok && /timeout/.test(report.error ?? '')) report = await app.resources.syncNow();
+  // concurrent tests building apps in this process can block the event loop past a short fetch
+  // timeout (tests of faults set one): that is the machine, not the code under test, so the sync
+  // is retried until it succeeds or the wait deadline passes
+  const deadline = Date.now() + WAIT_DEADLINE_MS;
+  while (!report.ok && /timeout/.test(report.error ?? '') && Date.now() < deadline) report = await app.resources.syncNow();
   if (!report.ok) throw new Error(`startup sync failed: ${report.error}`);
   return { app, fake, dataDir };
 }

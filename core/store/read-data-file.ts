@@ -1,0 +1,54 @@
+/**
+ * The one way the store reads a data file (API.md §3.3): regular files only, never through a
+ * symlink (it could point outside the data dir, and the file would be served and emitted to
+ * Traefik), never a FIFO or device (a read could block forever), and at most MAX_DATA_FILE_BYTES
+ * (parsing a multi-megabyte YAML file blocks the event loop for seconds).
+ */
+import { constants } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+
+/** Largest data file the store reads: 1 MiB, the request body limit (API.md §2.10). */
+export const MAX_DATA_FILE_BYTES = 1024 * 1024;
+
+export type DataFileRead =
+  | { kind: 'missing' }
+  | { kind: 'ok'; bytes: Buffer; mtime: Date }
+  /** Not to be read: `message` says why (listed as an invalid file). */
+  | { kind: 'refused'; message: string };
+
+const MiB = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+
+function kindOf(stats: import('node:fs').Stats): string {
+  if (stats.isDirectory()) return 'a directory';
+  if (stats.isFIFO()) return 'a named pipe';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device';
+  return 'not a regular file';
+}
+
+/** Reads `file` if it is a regular file within the size limit (no symlink followed, no blocking open). */
+export async function readDataFile(file: string, limit = MAX_DATA_FILE_BYTES): Promise<DataFileRead> {
+  let handle: FileHandle;
+  try {
+    // O_NOFOLLOW: a symlink fails with ELOOP; O_NONBLOCK: opening a FIFO does not wait for a writer
+    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' };
+    if (code === 'ELOOP') return { kind: 'refused', message: 'is a symbolic link: data files must be regular files inside the data dir (not read)' };
+    return { kind: 'refused', message: `unreadable: ${(err as Error).message}` };
+  }
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) return { kind: 'refused', message: `is ${kindOf(stats)}: data files must be regular files (not read)` };
+    if (stats.size > limit) return { kind: 'refused', message: `is ${MiB(stats.size)}: data files are limited to ${MiB(limit)} (not read)` };
+    const bytes = await handle.readFile();
+    // the file may have grown between stat and read
+    if (bytes.length > limit) return { kind: 'refused', message: `is over ${MiB(limit)}: data files are limited to ${MiB(limit)} (not read)` };
+    return { kind: 'ok', bytes, mtime: stats.mtime };
+  } catch (err) {
+    return { kind: 'refused', message: `unreadable: ${(err as Error).message}` };
+  } finally {
+    await handle.close();
+  }
+}
