@@ -44,4 +44,6 @@ EXPOSE 3456
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3456)+'/api/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "dist/plugins/main.js"]
+# a 2 MiB young generation: RSS at 1,000 resources 170-199 MiB instead of 260-290 MiB on Node 24
+# (bench/rss.ts), at no measurable cost in startup time
+CMD ["node", "--max-semi-space-size=2", "dist/plugins/main.js"]

@@ -65,7 +65,8 @@ export function serverEnv(work: string, extra: Record<string, string> = {}): Rec
 
 /** Starts `command args` (default: node dist/plugins/main.js) in `dir` and collects its output. */
 export function startServer(dir: string, env: Record<string, string>, options: SpawnOptions & { command?: string; args?: string[] } = {}): ServerProcess {
-  const { command = process.execPath, args = ['dist/plugins/main.js'], ...spawnOptions } = options;
+  // default: the image's CMD (Dockerfile)
+  const { command = process.execPath, args = ['--max-semi-space-size=2', 'dist/plugins/main.js'], ...spawnOptions } = options;
   const child = spawn(command, args, { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], ...spawnOptions });
   const lines: Array<Record<string, unknown>> = [];
   let stderr = '';
