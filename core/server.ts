@@ -4,6 +4,8 @@ import pino from 'pino';
 import { ConfigError, loadConfig } from './config/load.ts';
 import { buildApp } from './app.ts';
 import { AppHost } from './app-host.ts';
+import { readConfigSnapshot } from './config-snapshot.ts';
+import { earlyHandler } from './early-server.ts';
 import { watchPluginsDir } from './plugin-loader/index.ts';
 import type { BuiltinGroup } from './types.ts';
 
@@ -23,8 +25,22 @@ export async function runServer(groups: BuiltinGroup[]): Promise<AppHost> {
     throw err;
   }
   const logger = pino({ level: config.log.level });
-  const host = new AppHost((generation, serverFactory) => buildApp({ config, groups, generation, serverFactory }), logger);
-  await host.start();
+  // listen first: while the first instance is built (store scan, first sync: seconds at 10k
+  // resources) the last run's provider config is served from data/.cache (issue 11)
+  const snapshot = await readConfigSnapshot(config.storage.data_dir);
+  const host = new AppHost((generation, serverFactory) => buildApp({ config, groups, generation, serverFactory }), logger,
+    earlyHandler(snapshot, config.provider.token));
+  await new Promise<void>((resolve, reject) => {
+    host.server.once('error', reject);
+    host.server.listen(config.server.port, config.server.host, () => resolve());
+  });
+  logger.info({ host: config.server.host, port: config.server.port, snapshot: snapshot?.etag ?? null }, 'Stack Manager listening, starting');
+  try {
+    await host.start();
+  } catch (err) {
+    host.server.close();
+    throw err;
+  }
   const watcher = await watchPluginsDir({ dir: config.plugins.dir, logger, onChange: () => void host.reload() });
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an error');
@@ -32,10 +48,6 @@ export async function runServer(groups: BuiltinGroup[]): Promise<AppHost> {
     await watcher.close();
     await host.close();
   });
-  await new Promise<void>((resolve, reject) => {
-    host.server.once('error', reject);
-    host.server.listen(config.server.port, config.server.host, () => resolve());
-  });
-  logger.info({ host: config.server.host, port: config.server.port }, 'Stack Manager listening');
+  logger.info({ generation: host.generation }, 'Stack Manager ready');
   return host;
 }
