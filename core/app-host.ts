@@ -36,7 +36,11 @@ export class AppHost {
   private reloading: Promise<boolean> | null = null;
   private closing = false;
 
-  constructor(private readonly build: InstanceBuilder, private readonly logger: FastifyBaseLogger) {
+  /**
+   * `starting` answers while no instance exists yet (the first build): the server can listen before
+   * the app is built and serve what is known without it (core/early-server.ts).
+   */
+  constructor(private readonly build: InstanceBuilder, private readonly logger: FastifyBaseLogger, private readonly starting?: Handler) {
     this.server = http.createServer((req, res) => this.dispatch(req, res));
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.dispatchUpgrade(req, socket, head));
   }
@@ -116,6 +120,10 @@ export class AppHost {
 
   private dispatch(req: IncomingMessage, res: ServerResponse): void {
     const instance = this.current;
+    if (!instance && this.starting && !this.closing && this.generationCounter === 0) {
+      this.starting(req, res);
+      return;
+    }
     if (!instance) {
       res.writeHead(503, { 'content-type': 'application/json; charset=utf-8' }).end('{"id":"unhealthy","message":"the server is shutting down"}');
       return;

@@ -9,6 +9,8 @@ import { AppHost } from './app-host.ts';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
 import { logAccessSummary } from './startup-summary.ts';
 import { ensureWritableDir, isPermissionError, StartupError, whoAmI } from './startup-checks.ts';
+import { readConfigSnapshot } from './config-snapshot.ts';
+import { earlyHandler } from './early-server.ts';
 import { watchPluginsDir } from './plugin-loader/index.ts';
 import type { BuiltinGroup } from './types.ts';
 
@@ -48,12 +50,33 @@ export async function runServer(groups: BuiltinGroup[]): Promise<AppHost> {
   }
   const logger = pino({ level: config.log.level });
   let lock: DataDirLock | null = null;
-  const host = new AppHost((generation, serverFactory) => buildApp({ config, groups, generation, serverFactory }), logger);
   try {
     lock = await prepareDirs(config, logger);
+  } catch (err) {
+    exitOnSetupError(err);
+    throw err;
+  }
+  // listen first: while the first instance is built (store scan, first sync: seconds at 10k
+  // resources) the last run's provider config is served from data/.cache (issue 11)
+  const snapshot = await readConfigSnapshot(config.storage.data_dir);
+  const host = new AppHost((generation, serverFactory) => buildApp({ config, groups, generation, serverFactory }), logger,
+    earlyHandler(snapshot, config.provider.token));
+  await new Promise<void>((resolve, reject) => {
+    host.server.once('error', reject);
+    host.server.listen(config.server.port, config.server.host, () => resolve());
+  }).catch(async (err) => {
+    await lock?.release();
+    process.stderr.write(`stack-manager: cannot listen on ${config.server.host}:${config.server.port} (server.host/HOST, server.port/PORT): ${(err as Error).message}\n`);
+    process.exit(78);
+  });
+  const address = host.server.address() as AddressInfo;
+  logger.info({ host: config.server.host, port: address.port, pid: process.pid, data_dir: config.storage.data_dir, snapshot: snapshot?.etag ?? null },
+    'Stack Manager listening, starting');
+  try {
     const app = await host.start();
     logAccessSummary(app, logger);
   } catch (err) {
+    host.server.close();
     await lock?.release();
     exitOnSetupError(err);
     throw err;
@@ -68,16 +91,6 @@ export async function runServer(groups: BuiltinGroup[]): Promise<AppHost> {
     // the last line: an orchestrator reading the log knows the stop was clean (exit code 0 follows)
     logger.info({ signal: signal ?? null }, 'Stack Manager stopped');
   });
-  await new Promise<void>((resolve, reject) => {
-    host.server.once('error', reject);
-    host.server.listen(config.server.port, config.server.host, () => resolve());
-  }).catch(async (err) => {
-    await host.close().catch(() => undefined);
-    await lock?.release();
-    process.stderr.write(`stack-manager: cannot listen on ${config.server.host}:${config.server.port} (server.host/HOST, server.port/PORT): ${(err as Error).message}\n`);
-    process.exit(78);
-  });
-  const address = host.server.address() as AddressInfo;
-  logger.info({ host: config.server.host, port: address.port, pid: process.pid, data_dir: config.storage.data_dir }, 'Stack Manager listening');
+  logger.info({ generation: host.generation }, 'Stack Manager ready');
   return host;
 }

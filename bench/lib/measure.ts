@@ -1,6 +1,6 @@
 /** Measuring helpers shared by the benchmark rows: wrk on core 1, CPU ticks and RSS from /proc, medians. */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { openSync, readFileSync, readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -101,11 +101,12 @@ export async function wrk(url: string, serverPid: number, options: { duration: n
 }
 
 /** Spawns `command` pinned to the server core. */
-export function spawnPinned(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; quiet?: boolean } = {}): ChildProcess {
+export function spawnPinned(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; quiet?: boolean; logFile?: string } = {}): ChildProcess {
+  const log = options.logFile ? openSync(options.logFile, 'a') : null;
   return spawn('taskset', ['-c', SERVER_CORE, command, ...args], {
     env: options.env ?? process.env,
     cwd: options.cwd,
-    stdio: ['ignore', options.quiet ? 'ignore' : 'pipe', 'inherit'],
+    stdio: ['ignore', log ?? (options.quiet ? 'ignore' : 'pipe'), log ?? (options.quiet ? 'ignore' : 'inherit')],
   });
 }
 

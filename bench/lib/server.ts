@@ -49,7 +49,8 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
   const child = spawnPinned(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'plugins', 'main.ts')], {
     env: { ...process.env, CONFIG_FILE: configFile },
     cwd: PROJECT_ROOT,
-    quiet: true,
+    // the server's own log (warn and up), next to the data dir; the path is printed on failures
+    logFile: path.join(path.dirname(settings.dataDir), 'server.log'),
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const base = `http://127.0.0.1:${port}`;

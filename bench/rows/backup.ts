@@ -62,6 +62,7 @@ export async function backupRow(options: { resources: number; rounds: number }):
     }];
   } finally {
     await server.stop();
-    await stack.close();
+    if (process.env.KEEP_BENCH_DIRS) process.stderr.write(`  kept ${work}\n`);
+    else await stack.close();
   }
 }

@@ -1,15 +1,13 @@
 /**
- * Building one backup: collect the sources, hash them, write the archive with its manifest. A
- * file that changes between hashing and archiving (a write through the API meanwhile) makes the
- * attempt start over, so the manifest always matches the archived bytes.
+ * Building one backup: collect the sources, then write the archive streaming (archive-stream.ts):
+ * each file is read once and its manifest hash taken from the bytes archived, so a write through
+ * the API meanwhile can never make them disagree.
  */
 import path from 'node:path';
-import { collectSources, type SourceFile, type Sources } from './collect.ts';
-import { hashFile, readAhead, SourceChanged, writeArchive, type HashedFile } from './archive-write.ts';
+import { collectSources, type Sources } from './collect.ts';
+import { writeStreamingArchive } from './archive-stream.ts';
 import type { Manifest } from './manifest.ts';
 import { fileNameOf, type BackupKind } from './naming.ts';
-
-const ATTEMPTS = 3;
 
 export interface BackupSources {
   dataDir: string;
@@ -28,46 +26,35 @@ export interface BuiltBackup {
   skipped: Sources['skipped'];
 }
 
-/** Hashes every source file; files removed meanwhile are left out. */
-async function hashAll(sources: Sources): Promise<HashedFile[]> {
-  const hashed: HashedFile[] = [];
-  const hash = (file: SourceFile) => hashFile(file.absolute).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return null;
-    throw err;
-  });
-  for await (const [file, result] of readAhead(sources.files, hash)) {
-    if (result) hashed.push({ ...file, ...result });
-  }
-  return hashed;
-}
-
-/** Writes `BACKUP_DIR/<id>.tar.gz` (temp name, fsync, 0600, rename). */
+/** Writes `BACKUP_DIR/<id>.tar.gz` (temp name, fsync, 0600, rename), reading every file once. */
 export async function buildBackup(
   from: BackupSources,
   what: { id: string; kind: BackupKind; note: string; createdAt: Date },
   rename: (from: string, to: string) => Promise<void>,
 ): Promise<BuiltBackup> {
   const target = path.join(from.backupDir, fileNameOf(what.id));
-  for (let attempt = 1; ; attempt++) {
-    const sources = await collectSources(from.dataDir, from.include, from.backupDir);
-    const files = await hashAll(sources);
-    const present = new Set(files.map((f) => f.name));
-    const manifest: Manifest = {
-      format: 1,
-      created_at: what.createdAt.toISOString(),
-      app_version: from.appVersion,
-      kind: what.kind,
-      note: what.note,
-      files: files.map((f) => ({ path: f.name, size: f.size, sha256: f.sha256 })),
-      extra: sources.extra.filter((e) => present.has(e.path)),
-    };
-    try {
-      const size = await writeArchive(target, { manifest, dirs: sources.dirs, files, rename });
-      return { manifest, size, bytes: files.reduce((sum, f) => sum + f.size, 0), skipped: sources.skipped };
-    } catch (err) {
-      if (!(err instanceof SourceChanged) || attempt >= ATTEMPTS) throw err;
-    }
-  }
+  const sources = await collectSources(from.dataDir, from.include, from.backupDir);
+  let bytes = 0;
+  const { size, manifest } = await writeStreamingArchive(target, {
+    dirs: sources.dirs,
+    files: sources.files,
+    rename,
+    manifestOf: (archived) => {
+      const present = new Set(archived.map((f) => f.name));
+      bytes = archived.reduce((sum, f) => sum + f.size, 0);
+      return {
+        format: 1,
+        created_at: what.createdAt.toISOString(),
+        app_version: from.appVersion,
+        kind: what.kind,
+        note: what.note,
+        files: archived.map((f) => ({ path: f.name, size: f.size, sha256: f.sha256 })),
+        // a file removed since the listing is left out, and so is its extra entry
+        extra: sources.extra.filter((e) => present.has(e.path)),
+      };
+    },
+  });
+  return { manifest, size, bytes, skipped: sources.skipped };
 }
 
 /** What a backup made now would hold (dry run): nothing is read beyond file sizes, nothing written. */

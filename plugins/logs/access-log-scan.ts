@@ -44,21 +44,30 @@ export function forEachTailLine(path: string, maxScanBytes: number, onLine: (lin
       if (read === 0) break;
       position += read;
       const end = kept + read;
-      let lineStart = 0;
-      for (let nl = buffer.indexOf(NEWLINE, 0); nl !== -1 && nl < end; nl = buffer.indexOf(NEWLINE, lineStart)) {
+      const last = buffer.lastIndexOf(NEWLINE, end - 1);
+      if (last < 0) {
+        kept = end;
+        if (kept === buffer.length) {
+          // one line longer than the buffer: grow (rare; a line is normally < 4 KiB)
+          const grown = Buffer.allocUnsafe(buffer.length * 2);
+          buffer.copy(grown, 0, 0, kept);
+          buffer = grown;
+        }
+        continue;
+      }
+      // one decode per chunk; lines are slices of that string (cheap, no copy per line)
+      const text = buffer.toString('utf8', 0, last);
+      let from = 0;
+      for (;;) {
+        const nl = text.indexOf('\n', from);
+        const stop = nl < 0 ? text.length : nl;
         if (skipFirst) skipFirst = false;
-        else onLine(buffer.toString('utf8', lineStart, nl > lineStart && buffer[nl - 1] === 0x0d ? nl - 1 : nl));
-        lineStart = nl + 1;
+        else onLine(stop > from && text.charCodeAt(stop - 1) === 0x0d ? text.slice(from, stop - 1) : text.slice(from, stop));
+        if (nl < 0) break;
+        from = nl + 1;
       }
-      kept = end - lineStart;
-      if (kept === buffer.length) {
-        // one line longer than the buffer: grow (rare; a line is normally < 4 KiB)
-        const grown = Buffer.allocUnsafe(buffer.length * 2);
-        buffer.copy(grown, 0, 0, kept);
-        buffer = grown;
-      } else if (kept > 0) {
-        buffer.copy(buffer, 0, lineStart, end);
-      }
+      kept = end - last - 1;
+      if (kept > 0) buffer.copy(buffer, 0, last + 1, end);
     }
     if (kept > 0 && !skipFirst) onLine(buffer.toString('utf8', 0, kept));
   } finally {

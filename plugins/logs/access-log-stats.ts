@@ -7,8 +7,16 @@ import { LatencyQuantiles } from './latency-quantiles.ts';
 const MINUTES_KEPT = 1440;
 
 type Counter = Map<string, number>;
+/**
+ * A new key is stored as a copy: parsed values are slices of the line, and a line is a slice of a
+ * whole read chunk, so keeping the slice would keep every chunk a distinct value came from alive.
+ */
+const ownCopy = (value: string): string => Buffer.from(value, 'utf8').toString('utf8');
 const bump = (counter: Counter, key: string | null): void => {
-  if (key !== null) counter.set(key, (counter.get(key) ?? 0) + 1);
+  if (key === null) return;
+  const count = counter.get(key);
+  if (count === undefined) counter.set(ownCopy(key), 1);
+  else counter.set(key, count + 1);
 };
 
 /** Count descending, ties by value ascending (ordinal), `top` entries. */

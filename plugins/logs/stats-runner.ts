@@ -24,7 +24,7 @@ function startWorker(workerData: ScanRequest): Worker {
 }
 const CACHED_RESULTS = 16;
 /** The worker's heap: the scan keeps counters only, so a small young generation is enough and RSS stays bounded. */
-const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 96 };
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 128 };
 
 export class ScanError extends Error {
   constructor(readonly code: string, message: string) {

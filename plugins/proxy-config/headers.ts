@@ -2,7 +2,9 @@
  * The provider endpoint's reply headers (API.md §4.9), built once per generation and encoding instead
  * of per request (issue 11: Traefik instances poll it constantly; a request should only pick bytes).
  */
-import type { Encoded, Generation } from './service.ts';
+import type { Encoded } from './service.ts';
+
+type Generation = { readonly generatedAt: string };
 
 type HeaderSet = Record<string, string>;
 

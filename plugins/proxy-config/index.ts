@@ -19,6 +19,7 @@ import { InvalidateResult, ProviderQuery, Status, type StatusBody } from './sche
 import { acceptsGzip, matchesIfNoneMatch, wantsYaml } from './negotiate.ts';
 import { generationInputs } from './inputs.ts';
 import { providerHeaders } from './headers.ts';
+import { loadSaved, SnapshotWriter, type SavedGeneration, type Servable } from './snapshot.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -41,6 +42,18 @@ async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): P
   const log = app.log.child({ component: 'proxy-config' });
   const provider = new ConfigProvider({ inputs: generationInputs(app), schemaCheck, logger: log, now: app.now });
   app.decorate('proxyConfig', provider);
+  // the last run's config, served stale until the first generation of this run (issue 11)
+  let saved: SavedGeneration | null = await loadSaved(app.store.dataDir);
+  const snapshots = new SnapshotWriter(app.store.dataDir, (err) => log.warn({ err }, 'saving the provider config snapshot failed'));
+  const stopSaving = provider.onGenerated((generation) => {
+    saved = null;
+    snapshots.save(generation);
+  });
+  const served = (): { generation: Servable; stale: boolean } | null => {
+    const generation = provider.current();
+    if (generation) return { generation, stale: isStale(app) };
+    return saved ? { generation: saved, stale: true } : null;
+  };
 
   // G1: every input change regenerates (coalesced); requests only copy the stored bytes
   const unsubscribe = [
@@ -53,7 +66,9 @@ async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): P
   app.addHook('onReady', async () => { await provider.regenerate(); });
   app.addHook('onClose', async () => {
     for (const off of unsubscribe) off();
+    stopSaving();
     provider.close();
+    await snapshots.flush();
   });
 
   await app.register(async (scope) => {
@@ -67,11 +82,13 @@ async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): P
       if (!child) shared.set(level, child = logger.child({ component: 'proxy-config' }, { level }));
       return child;
     });
-    for (const prefix of PREFIXES) registerRoutes(scope, app, provider, prefix);
+    for (const prefix of PREFIXES) registerRoutes(scope, app, provider, served, prefix);
   });
 }
 
-function registerRoutes(scope: FastifyInstance, app: FastifyInstance, provider: ConfigProvider, prefix: string): void {
+type Served = () => { generation: Servable; stale: boolean } | null;
+
+function registerRoutes(scope: FastifyInstance, app: FastifyInstance, provider: ConfigProvider, served: Served, prefix: string): void {
   const hide = prefix !== '/api/proxy-config';
   scope.get(prefix, {
     config: { auth: 'provider' },
@@ -80,12 +97,13 @@ function registerRoutes(scope: FastifyInstance, app: FastifyInstance, provider: 
   // not async: a synchronous handler saves a promise per request; the headers come precomputed per
   // generation and encoding (providerHeaders), so a request only picks bytes and header sets
   }, function serveConfig(request, reply) {
-    const generation = provider.current();
-    if (!generation) throw proxyConfigErrors.neverProduced(app.upstream.lastError);
+    const current = served();
+    if (!current) throw proxyConfigErrors.neverProduced(app.upstream.lastError);
+    const { generation, stale } = current;
     const { format } = request.query as { format?: 'json' | 'yaml' };
     const yaml = format ? format === 'yaml' : wantsYaml(request.headers.accept);
     const encoded = yaml ? generation.yaml : generation.json;
-    const headers = providerHeaders(generation, encoded, yaml, isStale(app));
+    const headers = providerHeaders(generation, encoded, yaml, stale);
     if (matchesIfNoneMatch(request.headers['if-none-match'], encoded.etag)) return reply.headers(headers.notModified).code(304).send();
     if (encoded.gzip && acceptsGzip(request.headers['accept-encoding'])) return reply.headers(headers.gzip).send(encoded.gzip);
     return reply.headers(headers.plain).send(encoded.body);
@@ -112,7 +130,7 @@ function registerRoutes(scope: FastifyInstance, app: FastifyInstance, provider: 
     config: { auth: 'config' },
     schema: { hide, tags: ['proxy-config'], summary: 'State of the generated config and its upstream', response: { 200: Status, 503: ErrorBody } },
   }, async () => {
-    const status = statusOf(app, provider);
+    const status = statusOf(app, provider, served);
     if (status.status === 'error') throw errors.unhealthy(`no configuration can be served: ${status.upstream.last_error ?? 'upstream never fetched'}`, status);
     return status;
   });
@@ -123,8 +141,9 @@ function isStale(app: FastifyInstance): boolean {
   return app.upstream.stale;
 }
 
-function statusOf(app: FastifyInstance, provider: ConfigProvider): StatusBody {
+function statusOf(app: FastifyInstance, provider: ConfigProvider, served: Served): StatusBody {
   const generation = provider.current();
+  const saved = generation ? null : served();
   const active = app.datasources.active();
   const lastSync = active ? app.upstream.lastSync(active.name) : null;
   const dataDir = app.store.dataDir;
@@ -151,7 +170,10 @@ function statusOf(app: FastifyInstance, provider: ConfigProvider): StatusBody {
     dangling_references: result?.dangling_references ?? [],
     schema_warnings: generation?.schemaWarnings ?? [],
   };
-  if (!generation) body.status = 'error';
+  if (!generation && saved) {
+    // serving the last run's config until this run's first generation (issue 11)
+    Object.assign(body, { status: 'starting', etag: saved.generation.json.etag.slice(1, -1), generated_at: saved.generation.generatedAt, stale: true });
+  } else if (!generation) body.status = 'error';
   else if (body.stale || body.invalid_files.length || body.conflicts.length || body.dangling_references.length || body.schema_warnings.length) body.status = 'degraded';
   return body;
 }

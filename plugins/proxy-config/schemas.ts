@@ -16,7 +16,7 @@ export const InvalidateResult = Type.Object({
 const PathMessage = Type.Object({ path: Type.String(), message: Type.String() });
 
 export const Status = Type.Object({
-  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('error')]),
+  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('error'), Type.Literal('starting')]),
   mode: Type.Union([Type.Literal('pangolin'), Type.Literal('traefik')]),
   etag: Type.Union([Type.String(), Type.Null()]),
   generated_at: Type.Union([Type.String(), Type.Null()]),
