@@ -4,7 +4,9 @@
  * Also: a validation error from the server is shown at the field it names.
  */
 import test from 'ava';
-import { assertClean, chromiumMissing, openBrowser, SKIP_MESSAGE } from './browser.ts';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { ARTIFACTS, assertClean, chromiumMissing, openBrowser, SKIP_MESSAGE } from './browser.ts';
 import { startUiServer } from './server.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -41,6 +43,12 @@ if (chromiumMissing) {
     t.truthy(routers.http.middlewares['gentle-rate'], 'the middleware itself is emitted');
     t.is(routers.http.routers['1-Nextcloud-router'].middlewares![0], 'gentle-rate', 'priority 300 puts it before the upstream middlewares');
 
+    // a README-sized picture of this page in dark (artefact; docs/img/ holds the committed copy)
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.setViewportSize({ width: 1100, height: 640 });
+    await page.locator('.live[data-live="live"]').waitFor();
+    await mkdir(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'readme-resource-dark.png') });
     // the effective router tab shows the same list the provider serves
     await page.getByRole('tab', { name: 'Effective router' }).click();
     await page.locator('#effective-router').getByText('gentle-rate').first().waitFor();

@@ -51,6 +51,11 @@ if (chromiumMissing) {
         await page.getByRole('heading', { level: 1, name: heading, exact: true }).waitFor({ timeout: 30_000 });
         await page.waitForLoadState('networkidle');
         await page.screenshot({ path: path.join(ARTIFACTS, `${name}-${scheme}.png`), fullPage: true });
+        if (name === 'dashboard' && scheme === 'light') {
+          await page.setViewportSize({ width: 1100, height: 640 });
+          await page.screenshot({ path: path.join(ARTIFACTS, 'readme-dashboard-light.png') });
+          await page.setViewportSize({ width: 1280, height: 860 });
+        }
         assertClean(t, problems, `${route} (${scheme})`);
         t.is(await page.locator('.error-box').count(), route === '/containers' || route === '/logs' ? 1 : 0, `unexpected error box on ${route}: ${await page.locator('.error-box').allInnerTexts()}`);
       }
