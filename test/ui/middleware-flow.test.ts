@@ -89,3 +89,39 @@ if (chromiumMissing) {
     assertClean(t, problems, 'validation message');
   });
 }
+
+if (!chromiumMissing) {
+  test('middleware order on a resource: ↑ and drag-and-drop save new priorities, the provider follows', async (t) => {
+    t.timeout(180_000);
+    const server = await startUiServer(t);
+    const post = async (url: string, body: unknown) => {
+      const response = await fetch(server.url + url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
+    };
+    await post('/api/middlewares', { id: 'first', name: 'First', type: 'compress', config: {} });
+    await post('/api/middlewares', { id: 'second', name: 'Second', type: 'retry', config: { attempts: 2 } });
+    await post('/api/resources/1-nextcloud-router/middlewares/bulk', { middlewares: [{ middleware_id: 'first', priority: 100 }, { middleware_id: 'second', priority: 200 }] });
+    const order = async () => {
+      const resource = (await (await fetch(`${server.url}/api/resources/1-nextcloud-router`)).json()) as { middlewares: { id: string; priority: number }[]; effective_middlewares: string[] };
+      return resource;
+    };
+    const { page, problems } = await openBrowser(t);
+    await page.goto(`${server.url}/resources/1-nextcloud-router`);
+    const rows = page.locator('#assigned-middlewares tbody tr[data-middleware]');
+    await rows.first().waitFor();
+    t.deepEqual(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-middleware'))), ['second', 'first']);
+
+    await page.getByRole('button', { name: 'Move first up' }).click();
+    await waitFor(async () => (await rows.first().getAttribute('data-middleware')) === 'first', 10_000);
+    const afterButton = await order();
+    t.deepEqual(afterButton.middlewares, [{ id: 'first', priority: 20 }, { id: 'second', priority: 10 }]);
+    t.deepEqual(afterButton.effective_middlewares.slice(0, 2), ['first', 'second']);
+
+    await page.locator('tr[data-middleware="second"]').dragTo(page.locator('tr[data-middleware="first"]'));
+    await waitFor(async () => (await rows.first().getAttribute('data-middleware')) === 'second', 10_000);
+    t.deepEqual((await order()).middlewares.map((m) => m.id), ['second', 'first']);
+    const config = (await (await fetch(`${server.url}/api/proxy-config`)).json()) as { http: { routers: Record<string, { middlewares: string[] }> } };
+    t.deepEqual(config.http.routers['1-Nextcloud-router'].middlewares.slice(0, 2), ['second', 'first']);
+    assertClean(t, problems, 'reorder');
+  });
+}
