@@ -17,6 +17,8 @@ export interface EventBus {
 export interface BusEvent {
   id: number;
   type: EventType;
+  /** Only for streams whose caller may use class-O routes. */
+  restricted: boolean;
   /** `event:`/`id:`/`data:` lines and the blank line that ends them. */
   frame: string;
 }
@@ -55,11 +57,12 @@ export class EventHub implements EventBus {
     return this.subscribers.size;
   }
 
-  publish(type: EventType, data: object): void {
+  /** `restricted`: class-O content; by default the class-O event types (job, container, backup). */
+  publish(type: EventType, data: object, restricted = OPERATION_EVENT_TYPES.has(type)): void {
     try {
       const id = ++this.lastId;
       // JSON never holds a raw newline, so `data:` is one line
-      const event: BusEvent = { id, type, frame: `event: ${type}\nid: ${id}\ndata: ${JSON.stringify(data)}\n\n` };
+      const event: BusEvent = { id, type, restricted, frame: `event: ${type}\nid: ${id}\ndata: ${JSON.stringify(data)}\n\n` };
       if (this.ring.length < this.capacity) this.ring.push(event);
       else {
         this.ring[this.start] = event;

@@ -8,7 +8,7 @@ import fp from 'fastify-plugin';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorBody } from '../shared-schemas.ts';
-import { EVENT_TYPES, EventHub, OPERATION_EVENT_TYPES, type BusEvent, type EventBus, type EventType } from './bus.ts';
+import { EVENT_TYPES, EventHub, type BusEvent, type EventBus, type EventType } from './bus.ts';
 import { EventsHeaders, EventsQuery, type EventsQueryType } from './schemas.ts';
 import { publishStoreChanges } from './store-events.ts';
 import { SseStream } from './stream.ts';
@@ -37,7 +37,7 @@ async function events(app: FastifyInstance): Promise<void> {
   const heartbeat = setInterval(() => { for (const stream of streams) stream.write(': keep-alive\n\n'); }, settings.heartbeat_ms);
   heartbeat.unref();
 
-  const storeEvents = publishStoreChanges(app.store, app.events);
+  const storeEvents = publishStoreChanges(app.store, hub);
   app.addHook('onReady', async () => storeEvents.start());
   app.addHook('onClose', async () => {
     clearInterval(heartbeat);
@@ -66,7 +66,7 @@ async function events(app: FastifyInstance): Promise<void> {
     // or no token at all when auth is off. The route is class C, so in `ops` mode a caller without
     // a token gets the configuration events only.
     const mayOperate = app.config.auth.mode === 'off' || request.principal?.name != null;
-    const accepts = (event: BusEvent) => wanted.has(event.type) && (mayOperate || !OPERATION_EVENT_TYPES.has(event.type));
+    const accepts = (event: BusEvent) => wanted.has(event.type) && (mayOperate || !event.restricted);
 
     reply.hijack();
     const res = reply.raw;
@@ -77,6 +77,11 @@ async function events(app: FastifyInstance): Promise<void> {
       // nginx and similar proxies: pass every frame on at once
       'x-accel-buffering': 'no',
     });
+    // HEAD: the headers of the stream, and no endless body
+    if (request.method === 'HEAD') {
+      res.end();
+      return;
+    }
     res.socket?.setNoDelay(true);
     const stream = new SseStream(res, {
       accepts,

@@ -4,13 +4,15 @@
  */
 import path from 'node:path';
 import type { AnyChangeEvent, InvalidFile, YamlStore } from '../../core/store/types.ts';
-import type { EventBus } from './bus.ts';
+import type { EventHub } from './bus.ts';
 
 /** Documents whose changes are not published: the token file is class A. */
 const PRIVATE_DOCUMENTS = /^auth\//;
+/** Third-party plugins' data (`ext/<name>`): their routes are class O, so are their events. */
+const OPERATIONS_COLLECTIONS = /^ext\//;
 
 /** Publishes store changes on the bus from `start()` on (startup scans are not news); returns the unsubscribe function. */
-export function publishStoreChanges(store: YamlStore, bus: EventBus): { start(): void; stop(): void } {
+export function publishStoreChanges(store: YamlStore, bus: EventHub): { start(): void; stop(): void } {
   let invalid = new Map<string, string>();
   let started = false;
   const relative = (file: string) => path.relative(store.dataDir, file).split(path.sep).join('/');
@@ -26,7 +28,7 @@ export function publishStoreChanges(store: YamlStore, bus: EventBus): { start():
           action: event.action,
           source: event.source,
           etag: event.etag ?? null,
-        });
+        }, OPERATIONS_COLLECTIONS.test(event.collection));
       }
     }
     invalid = publishInvalidChanges(invalid, store.invalidFiles(), relative, bus);
@@ -44,15 +46,15 @@ export function publishStoreChanges(store: YamlStore, bus: EventBus): { start():
 const keyOf = (file: InvalidFile) => `${file.line}:${file.column}:${file.message}`;
 
 /** Publishes files that became (or stay, with another error) invalid and those cleared; returns the new set. */
-function publishInvalidChanges(before: Map<string, string>, now: InvalidFile[], relative: (file: string) => string, bus: EventBus): Map<string, string> {
+function publishInvalidChanges(before: Map<string, string>, now: InvalidFile[], relative: (file: string) => string, bus: EventHub): Map<string, string> {
   const after = new Map<string, string>();
   for (const file of now) {
     const rel = relative(file.path);
     const key = keyOf(file);
     after.set(rel, key);
     // the first line only: YAML parser messages go on with an excerpt of the file, which may hold a secret
-    if (before.get(rel) !== key) bus.publish('invalid_file', { path: rel, line: file.line, column: file.column, message: file.message.split('\n')[0].trim() });
+    if (before.get(rel) !== key) bus.publish('invalid_file', { path: rel, line: file.line, column: file.column, message: file.message.split('\n')[0].trim() }, OPERATIONS_COLLECTIONS.test(rel));
   }
-  for (const rel of before.keys()) if (!after.has(rel)) bus.publish('invalid_file', { path: rel, cleared: true });
+  for (const rel of before.keys()) if (!after.has(rel)) bus.publish('invalid_file', { path: rel, cleared: true }, OPERATIONS_COLLECTIONS.test(rel));
   return after;
 }

@@ -2,6 +2,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'ava';
+import { Type } from '@sinclair/typebox';
 import { buildBackupApp, middleware } from '../backups/support.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { dataOf, listen, stream } from './support.ts';
@@ -85,4 +86,20 @@ test('auth mode all: the stream needs a token; access_token works for EventSourc
   await waitFor(() => open.lastEventId, 5000);
   off.app.events.publish('backup', { id: 'backup-y', action: 'deleted' });
   t.is(JSON.parse((await open.next(() => true)).data).id, 'backup-y');
+});
+
+test('auth mode ops: object events of third-party plugin data (ext/<name>, class O) go to token holders only', async (t) => {
+  const { app } = await buildBackupApp(t, { config: { auth: { mode: 'ops' } } });
+  const viewer = await app.auth.create('ext-viewer', 'viewer');
+  if (viewer === 'exists') throw new Error('token exists');
+  const base = await listen(app);
+  const anonymous = await stream(t, `${base}/api/events?types=object`);
+  const holder = await stream(t, `${base}/api/events?types=object`, { authorization: `Bearer ${viewer.token}` });
+  for (const client of [anonymous, holder]) await waitFor(() => client.lastEventId, 5000);
+  const ext = await app.store.collection<{ value: number }>({ name: 'ext/hello', schema: Type.Object({ value: Type.Number() }) });
+  await ext.put('greeting', { value: 1 });
+  t.is((await app.inject({ method: 'POST', url: '/api/middlewares', payload: middleware('marker', 1) })).statusCode, 201);
+  for (const client of [anonymous, holder]) await client.next((e) => JSON.parse(e.data).id === 'marker');
+  t.deepEqual(dataOf(holder, 'object').map((d) => `${d.collection}/${d.id}`), ['ext/hello/greeting', 'middlewares/marker']);
+  t.deepEqual(dataOf(anonymous, 'object').map((d) => `${d.collection}/${d.id}`), ['middlewares/marker']);
 });

@@ -1,10 +1,12 @@
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import type { FastifyInstance } from 'fastify';
 import { build, tempDir } from '../helpers/build.ts';
-import { projectRoot, uiDirectory } from '../../plugins/ui/location.ts';
+import { PROJECT_ROOT } from '../../core/config/load.ts';
+import { uiDirectory } from '../../plugins/ui/location.ts';
 
 const INDEX = '<!doctype html><title>Stack Manager</title><div id="app"></div>';
 
@@ -73,6 +75,11 @@ test('unknown /api paths stay JSON 404 for every method; known ones keep 405', a
   }
   const wrongMethod = await server.inject({ method: 'PATCH', url: '/api/health' });
   t.is(wrongMethod.statusCode, 405);
+  // routes under /api keep winning over the catch-all: Swagger UI's own static files too
+  const docs = await server.inject({ method: 'GET', url: '/api/docs/' });
+  t.is(docs.statusCode, 200);
+  t.not(docs.body, INDEX);
+  t.is((await server.inject({ method: 'GET', url: '/api/health' })).json().status, 'ok');
 });
 
 test('HEAD works on files and on the SPA fallback', async (t) => {
@@ -140,14 +147,23 @@ test('a ui.dir without index.html answers a 404 that says so', async (t) => {
   t.regex(response.json().message, /holds no index\.html/);
 });
 
-test('the built-in UI directory is ui/dist of the project, found from the code location', (t) => {
-  const root = projectRoot();
-  t.is(uiDirectory('').dir, path.join(root, 'ui', 'dist'));
-  t.true(uiDirectory('').builtIn);
-  t.is(path.basename(root), path.basename(path.resolve(import.meta.dirname, '..', '..')));
-  // from a compiled tree one level deeper (dist/plugins/ui) the same root is found
-  t.is(projectRoot(path.join(root, 'dist', 'plugins', 'ui')), root);
-  t.is(uiDirectory('relative/ui').dir, path.resolve('relative/ui'));
+test('the built-in UI directory is ui/dist of the project root (where package.json and config/ are)', (t) => {
+  t.is(PROJECT_ROOT, path.resolve(import.meta.dirname, '..', '..'));
+  t.deepEqual(uiDirectory(''), { dir: path.join(PROJECT_ROOT, 'ui', 'dist'), builtIn: true });
+  t.deepEqual(uiDirectory('relative/ui'), { dir: path.resolve('relative/ui'), builtIn: false });
+});
+
+test('without ui.dir the built-in ui/dist is served, or a 404 says how to build it', async (t) => {
+  const server = await app(t, { ui: { enabled: true, dir: '' } });
+  const response = await server.inject({ method: 'GET', url: '/' });
+  if (existsSync(path.join(PROJECT_ROOT, 'ui', 'dist', 'index.html'))) {
+    t.is(response.statusCode, 200);
+    t.regex(String(response.headers['content-type']), /^text\/html/);
+  } else {
+    t.is(response.statusCode, 404);
+    t.is(response.json().id, 'not_found');
+    t.regex(response.json().message, /not built: run `npm run build:ui`/);
+  }
 });
 
 test('the UI routes stay out of the OpenAPI document', async (t) => {
@@ -155,4 +171,19 @@ test('the UI routes stay out of the OpenAPI document', async (t) => {
   const document = (await server.inject({ method: 'GET', url: '/api/openapi.json' })).json();
   t.false(Object.keys(document.paths).some((p) => p === '/*' || p === '/{*}'));
   t.truthy(document.paths['/api/events']);
+});
+
+test('UI_ENABLED and UI_DIR come from the environment; a non-boolean UI_ENABLED is a config error naming the key', async (t) => {
+  const { loadConfig, ConfigError } = await import('../../core/config/load.ts');
+  const env = { CONFIG_FILE: path.join(import.meta.dirname, '..', 'helpers', 'empty.yaml') };
+  const defaults = loadConfig({ env });
+  t.true(defaults.ui.enabled);
+  t.is(defaults.ui.dir, '');
+  t.deepEqual(defaults.events, { heartbeat_ms: 15000, replay_size: 1000, max_pending_bytes: 1048576 });
+  const set = loadConfig({ env: { ...env, UI_ENABLED: 'false', UI_DIR: '/srv/ui' } });
+  t.false(set.ui.enabled);
+  t.is(set.ui.dir, '/srv/ui');
+  const error = t.throws(() => loadConfig({ env: { ...env, UI_ENABLED: 'maybe' } }));
+  t.true(error instanceof ConfigError);
+  t.regex(error!.message, /ui\.enabled/);
 });
