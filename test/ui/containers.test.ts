@@ -57,6 +57,7 @@ if (skip) {
     const view = page.locator('#log-view');
     await view.getByText(/tick \d+/).first().waitFor({ timeout: 30_000 });
     await page.getByRole('button', { name: 'Pause' }).click();
+    await page.locator('button[aria-pressed="true"]', { hasText: 'Resume' }).waitFor();
     const frozen = await view.innerText();
     const lastTick = (text: string) => Math.max(...[...text.matchAll(/tick (\d+)/g)].map((m) => Number(m[1])));
     // new lines keep arriving on the socket while paused; the view must not move
