@@ -4,6 +4,7 @@
  * error response, so each test can assert that a screen loaded cleanly.
  */
 import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -70,8 +71,14 @@ async function watchedPage(browser: Browser, options: { colorScheme?: 'light' | 
 /** playwright-core's launch() gives Chromium a fresh temp --user-data-dir of its own and removes it on close. */
 export async function openBrowser(t: ExecutionContext): Promise<BrowserSession> {
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
-  t.teardown(() => browser.close());
   const first = await watchedPage(browser);
+  // a failed test leaves a picture of the page it was on (teardowns run last-registered first)
+  t.teardown(() => browser.close());
+  t.teardown(async () => {
+    if (t.passed) return;
+    await mkdir(ARTIFACTS, { recursive: true });
+    await first.page.screenshot({ path: path.join(ARTIFACTS, `failed-${t.title.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}.png`), fullPage: true }).catch(() => undefined);
+  });
   return { browser, ...first, newPage: (options) => watchedPage(browser, options) };
 }
 

@@ -13,6 +13,7 @@ const SCREENS: [string, string, string][] = [
   // path, heading that proves the screen rendered, artefact name
   ['/', 'Dashboard', 'dashboard'],
   ['/resources', 'Resources', 'resources'],
+  ['/resources/1-nextcloud-router', '1-Nextcloud-router', 'resource-detail'],
   ['/middlewares', 'Middlewares', 'middlewares'],
   ['/middlewares/new', 'New middleware', 'middleware-new'],
   ['/services', 'Services', 'services'],
@@ -50,9 +51,51 @@ if (chromiumMissing) {
         await page.getByRole('heading', { level: 1, name: heading, exact: true }).waitFor({ timeout: 30_000 });
         await page.waitForLoadState('networkidle');
         await page.screenshot({ path: path.join(ARTIFACTS, `${name}-${scheme}.png`), fullPage: true });
+        if (name === 'dashboard' && scheme === 'light') {
+          await page.setViewportSize({ width: 1100, height: 640 });
+          await page.screenshot({ path: path.join(ARTIFACTS, 'readme-dashboard-light.png') });
+          await page.setViewportSize({ width: 1280, height: 860 });
+        }
         assertClean(t, problems, `${route} (${scheme})`);
         t.is(await page.locator('.error-box').count(), route === '/containers' || route === '/logs' ? 1 : 0, `unexpected error box on ${route}: ${await page.locator('.error-box').allInnerTexts()}`);
       }
     }
+  });
+
+  test('phone width: no sideways scrolling, the menu opens; the keyboard reaches the navigation', async (t) => {
+    t.timeout(120_000);
+    const server = await startUiServer(t);
+    const browser = await openBrowser(t);
+    const { page, problems } = await browser.newPage({ width: 390 });
+    await mkdir(ARTIFACTS, { recursive: true });
+    for (const route of ['/', '/resources', '/resources/1-nextcloud-router', '/middlewares/new']) {
+      await page.goto(server.url + route);
+      await page.locator('main h1').waitFor();
+      await page.waitForLoadState('networkidle');
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      t.true(overflow <= 0, `${route} scrolls sideways by ${overflow}px at 390px`);
+    }
+    await page.goto(server.url + '/');
+    await page.locator('main h1').waitFor();
+    await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-phone.png'), fullPage: true });
+    t.false(await page.locator('#nav').isVisible(), 'navigation folded away');
+    await page.getByRole('button', { name: 'Menu' }).click();
+    await page.locator('#nav').getByRole('link', { name: 'Middlewares' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Middlewares' }).waitFor();
+
+    // keyboard only: Tab to the first navigation link after the skip link, Enter follows it
+    const desktop = await browser.newPage();
+    await desktop.page.goto(server.url + '/');
+    await desktop.page.locator('main h1').waitFor();
+    let focused = '';
+    for (let i = 0; i < 12 && focused !== 'Resources'; i++) {
+      await desktop.page.keyboard.press('Tab');
+      focused = await desktop.page.evaluate(() => (document.activeElement as HTMLElement | null)?.innerText?.trim() ?? '');
+    }
+    t.is(focused, 'Resources', 'Tab reaches the navigation');
+    await desktop.page.keyboard.press('Enter');
+    await desktop.page.getByRole('heading', { level: 1, name: 'Resources' }).waitFor();
+    assertClean(t, problems, 'phone');
+    assertClean(t, desktop.problems, 'keyboard');
   });
 }

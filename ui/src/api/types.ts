@@ -35,12 +35,12 @@ export type MiddlewareType = Body<'/api/middlewares', 'post'>['type'];
 /** Job (API.md §4.14). Its routes are built on another branch; typed by hand from the contract until they are in the schema. */
 export interface Job {
   id: string;
-  kind: 'container_update';
+  kind: string;
   status: 'queued' | 'running' | 'succeeded' | 'failed';
   progress: number;
   params: Record<string, unknown>;
-  steps: { service: string; step: string; status: 'pending' | 'running' | 'ok' | 'failed' | 'skipped'; message: string | null; started_at: string | null; finished_at: string | null }[];
-  error: string | { message: string } | null;
+  steps: { service: string | null; step: string; status: 'pending' | 'running' | 'ok' | 'failed' | 'skipped'; message: string; started_at: string | null; finished_at: string | null }[];
+  error: string | null;
   created_at: string;
   started_at: string | null;
   finished_at: string | null;

@@ -1,6 +1,6 @@
 /** Small building blocks shared by every screen: errors, loading, badges, dialogs, tabs. */
-import type { ComponentChildren, JSX } from 'preact';
-import { useEffect, useRef } from 'preact/hooks';
+import { cloneElement, isValidElement, toChildArray, type ComponentChildren, type JSX } from 'preact';
+import { useEffect, useId, useRef } from 'preact/hooks';
 import { ApiError } from '../api/client';
 
 /** Shows the server's `message` (and `details` per field) for an ApiError, else the error text. */
@@ -90,13 +90,20 @@ export function Tabs<T extends string>({ tabs, current, onChange }: { tabs: [T, 
   );
 }
 
+/** A labelled control: the first child gets an id and a <label for> (its accessible name is exactly `label`). */
 export function Field({ label, children, hint }: { label: string; children: ComponentChildren; hint?: ComponentChildren }) {
+  const fallbackId = useId();
+  const [control, ...rest] = toChildArray(children);
+  const id = isValidElement(control) ? ((control.props as { id?: string }).id ?? fallbackId) : fallbackId;
   return (
-    <label class="field">
-      <span class="field-label">{label}</span>
-      {children}
+    <div class="field">
+      <label class="field-label" for={id}>
+        {label}
+      </label>
+      {isValidElement(control) ? cloneElement(control, { id }) : control}
+      {rest}
       {hint && <span class="muted small">{hint}</span>}
-    </label>
+    </div>
   );
 }
 

@@ -17,7 +17,7 @@ function JobProgress({ initial }: { initial: Job }) {
     requestJson<Job>('GET', `/api/jobs/${encodeURIComponent(initial.id)}`).then(setJob, () => undefined);
     return off;
   }, [initial.id]);
-  const error = typeof job.error === 'string' ? job.error : job.error?.message;
+  const error = job.error;
   return (
     <section class="card" data-job={job.id} data-job-status={job.status}>
       <h3>
@@ -30,7 +30,7 @@ function JobProgress({ initial }: { initial: Job }) {
       <ol>
         {job.steps.map((step, index) => (
           <li key={index}>
-            {step.service}: {step.step} <StatusBadge status={step.status} /> {step.message && <span class="muted small">{step.message}</span>}
+            {step.service ?? 'job'}: {step.step} <StatusBadge status={step.status} /> {step.message && <span class="muted small">{step.message}</span>}
           </li>
         ))}
       </ol>

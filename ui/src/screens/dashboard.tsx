@@ -28,19 +28,23 @@ async function loadTraefik(): Promise<{ ok: boolean; version: string | null; err
   return { ok: false, version: null, error: (result.error as { message?: string } | undefined)?.message ?? `HTTP ${result.response.status}` };
 }
 
+/** Counts from X-Total-Count with page_size=1: the dashboard never downloads whole lists. */
+async function total(call: Promise<{ response: Response; error?: unknown }>): Promise<number> {
+  const result = await call;
+  if (!result.response.ok) await unwrap(Promise.resolve(result as { response: Response; error?: unknown; data?: unknown }));
+  return Number(result.response.headers.get('x-total-count') ?? 0);
+}
+
 async function loadCounts() {
-  const [resources, middlewares, services] = await Promise.all([
-    unwrap(api.GET('/api/resources')),
-    unwrap(api.GET('/api/middlewares')),
-    unwrap(api.GET('/api/services')),
+  const one = { page_size: 1 } as const;
+  const [resources, activeResources, middlewares, services, discovered] = await Promise.all([
+    total(api.GET('/api/resources', { params: { query: one } })),
+    total(api.GET('/api/resources', { params: { query: { ...one, status: 'active' } } })),
+    total(api.GET('/api/middlewares', { params: { query: one } })),
+    total(api.GET('/api/services', { params: { query: one } })),
+    total(api.GET('/api/services', { params: { query: { ...one, source: 'discovered' } } })),
   ]);
-  return {
-    resources: resources.length,
-    activeResources: resources.filter((r) => r.status === 'active').length,
-    middlewares: middlewares.length,
-    services: services.filter((s) => s.source !== 'discovered').length,
-    discovered: services.filter((s) => s.source === 'discovered').length,
-  };
+  return { resources, activeResources, middlewares, services: services - discovered, discovered };
 }
 
 type Check = { status: string; latency_ms: number; error: string | null };

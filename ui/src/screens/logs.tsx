@@ -61,7 +61,8 @@ function LiveTail({ service }: { service: Service }) {
       if (flush || pausedRef.current) return;
       flush = setTimeout(() => {
         flush = undefined;
-        setLines(buffer.current.slice(-KEEP));
+        // paused in the meantime: the view stays as it was (Resume shows what arrived)
+        if (!pausedRef.current) setLines(buffer.current.slice(-KEEP));
       }, 100);
     };
     socket.onopen = () => setState('live');
@@ -102,7 +103,15 @@ function LiveTail({ service }: { service: Service }) {
     <section>
       <div class="toolbar">
         <StatusBadge status={state} />
-        <button type="button" onClick={() => setPaused(!paused)} aria-pressed={paused}>
+        <button
+          type="button"
+          aria-pressed={paused}
+          onClick={() => {
+            // the ref first: a flush already scheduled must see the pause at once, not after the next render
+            pausedRef.current = !paused;
+            setPaused(!paused);
+          }}
+        >
           {paused ? 'Resume' : 'Pause'}
         </button>
         <Field label="Filter">

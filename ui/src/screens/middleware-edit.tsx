@@ -133,7 +133,7 @@ export default function MiddlewareEdit({ params }: ScreenProps) {
             </Field>
             {isNew && (
               <Field label="Id (optional)" hint="derived from the name when empty">
-                <input name="id" value={draft.id} pattern="[a-z0-9][a-z0-9-]{0,62}" onInput={(e) => setDraft({ ...draft, id: e.currentTarget.value })} />
+                <input name="id" value={draft.id} onInput={(e) => setDraft({ ...draft, id: e.currentTarget.value })} />
                 <FieldError error={error} pointer="/id" />
               </Field>
             )}

@@ -66,7 +66,9 @@ export default function Mtls() {
               </dd>
               <dt>Clients</dt>
               <dd>
-                {c.client_count} ({c.revoked_count} revoked) · CRL next update {when(c.crl_next_update)} · <a href="/api/mtls/crl" download="crl.pem">CRL</a>
+                {c.client_count} ({c.revoked_count} revoked) · CRL next update {when(c.crl_next_update)} · <button type="button" class="link-button" onClick={() => act(async () => saveBlob(await fetchBlob('/api/mtls/crl'), 'crl.pem'))}>
+                  download CRL
+                </button>
               </dd>
             </dl>
           ) : (

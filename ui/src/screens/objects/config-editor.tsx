@@ -41,8 +41,13 @@ interface Props {
 export function ConfigEditor({ config, onConfig, error, formAvailable, renderForm, onParseError }: Props) {
   const [mode, setMode] = useState<EditorMode>(formAvailable ? 'form' : 'yaml');
   const [text, setText] = useState(() => configText(config, 'yaml'));
+  // a type with a form opens on the form; one without falls back to the editor
   useEffect(() => {
-    if (!formAvailable && mode === 'form') setMode('yaml');
+    if (formAvailable && mode !== 'form') setMode('form');
+    if (!formAvailable && mode === 'form') {
+      setText(configText(config, 'yaml'));
+      setMode('yaml');
+    }
   }, [formAvailable]);
   // the form or a template changed the object: refresh the text unless it already means the same
   useEffect(() => {
