@@ -1,9 +1,8 @@
 /** GET /api/jobs and /api/jobs/:id (API.md §4.14): class O auth, filters, paging, errors, OpenAPI, job events. */
 import test from 'ava';
-import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import { builtinGroups } from '../../plugins/index.ts';
 import { build } from '../helpers/build.ts';
+import { dataOf, listen, stream } from '../events/support.ts';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -73,15 +72,12 @@ test('the OpenAPI document lists POST /api/container/update and GET /api/jobs*',
   t.truthy(doc.paths['/api/jobs/{id}']?.get?.responses['200']);
 });
 
-test('every job change is published as a `job` event when an event bus is loaded', async (t) => {
-  const published: Array<{ type: string; data: { id: string; status: string } }> = [];
-  // stands in for the events group's decorator (plugins/events is another group's work)
-  const recorder = fp(async (app: FastifyInstance) => {
-    app.decorate('events', { publish: (type: string, data: object) => published.push({ type, data: data as { id: string; status: string } }) });
-  }, { name: 'events' });
-  const app = await build(t, { config: { auth: { mode: 'off' } }, groups: [{ name: 'events', plugin: recorder }, ...builtinGroups] });
+test('every job change reaches an event stream as a `job` event', async (t) => {
+  const app = await build(t, { config: { auth: { mode: 'off' } } });
+  const client = await stream(t, `${await listen(app)}/api/events?types=job`);
   const [a] = await withJobs(app);
-  const mine = published.filter((e) => e.data.id === a);
-  t.true(mine.every((e) => e.type === 'job'));
-  t.deepEqual(mine.map((e) => e.data.status), ['queued', 'running', 'running', 'succeeded']);
+  await client.next((e) => e.event === 'job' && JSON.parse(e.data).id === a && JSON.parse(e.data).status === 'succeeded');
+  const mine = dataOf(client, 'job').filter((job: { id: string }) => job.id === a);
+  t.deepEqual(mine.map((job: { status: string }) => job.status), ['queued', 'running', 'running', 'succeeded']);
 });
+
