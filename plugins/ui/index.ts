@@ -31,8 +31,8 @@ async function ui(app: FastifyInstance): Promise<void> {
     scope.get('/*', {
       // versioned: false: browsers send Accept: text/html; methodHint: a POST to /api/x stays 404, not 405
       config: { auth: 'public', versioned: false, methodHint: false },
+      // no logLevel of its own: a served file is a successful public request (debug), a 404 stays at info
       schema: { hide: true },
-      logLevel: 'warn',
     }, (request, reply) => serve(request, reply, dir, index, notBuilt));
   });
 }

@@ -93,6 +93,8 @@ test('access_token never reaches the request log', async (t) => {
   const base = await listen(app);
   const client = await stream(t, `${base}/api/events?types=object&access_token=${viewer.token}`);
   t.is(client.status, 200);
+  // one line per request, written when it completes: closing the app ends the stream
+  await app.close();
   await waitFor(() => lines.some((line) => line.includes('/api/events')), 5000);
   t.false(lines.some((line) => line.includes(viewer.token)));
   t.true(lines.some((line) => line.includes('access_token=***')));
