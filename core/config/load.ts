@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { Value } from '@sinclair/typebox/value';
 import { ConfigSchema, ENV_FALLBACKS, ENV_MAP, type AppConfig } from './schema.ts';
+import { explainSchema } from '../errors/explain.ts';
 
 export class ConfigError extends Error {
   readonly exitCode = 78; // EX_CONFIG: sysexits.h, the code API.md §5 asks for
@@ -120,8 +121,10 @@ export function loadConfig(options: LoadOptions = {}): AppConfig {
 export function validateConfig(tree: unknown): AppConfig {
   const error = Value.Errors(ConfigSchema, tree).First();
   if (error) {
-    const key = error.path.replace(/^\//, '').replaceAll('/', '.') || '(root)';
-    throw new ConfigError(key, error.message);
+    // explained like a request body (core/errors/explain.ts): allowed values, what was received
+    const explained = explainSchema(ConfigSchema, tree)[0] ?? { path: error.path, message: error.message };
+    const key = explained.path.replace(/^\//, '').replaceAll('/', '.') || '(root)';
+    throw new ConfigError(key, explained.message);
   }
   return Value.Clean(ConfigSchema, structuredClone(tree)) as AppConfig;
 }

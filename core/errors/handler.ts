@@ -2,28 +2,34 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
 import { AppError, errors, validationError, type ErrorDetail } from './app-error.ts';
+import { explainAjv } from './explain.ts';
 
 type Validation = NonNullable<FastifyError['validation']>;
 
 /** Ajv errors from Fastify's validator → `{path, message}` with the JSON Pointer of API.md §2.4. */
-function validationDetails(validation: Validation, context: string | undefined): ErrorDetail[] {
+function validationDetails(validation: Validation, context: string | undefined, data: unknown): ErrorDetail[] {
   const prefix = context === 'body' || !context ? '' : `/${context === 'querystring' ? 'query' : context}`;
-  return validation.map((v) => {
-    let pointer = v.instancePath ?? '';
-    const params = v.params as Record<string, unknown>;
-    if (v.keyword === 'required' && typeof params.missingProperty === 'string') pointer += `/${params.missingProperty}`;
-    if (v.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') pointer += `/${params.additionalProperty}`;
-    return { path: prefix + pointer, message: v.message ?? 'is invalid' };
-  });
+  return explainAjv(validation as Parameters<typeof explainAjv>[0], data).map((d) => ({ path: prefix + d.path, message: d.message }));
+}
+
+/** The validated part of a request, for "received …" in messages. */
+function validatedData(request: FastifyRequest | undefined, context: string | undefined): unknown {
+  if (!request) return undefined;
+  switch (context) {
+    case 'querystring': return request.query;
+    case 'params': return request.params;
+    case 'headers': return request.headers;
+    default: return request.body;
+  }
 }
 
 /** Maps anything thrown to an AppError; unknown errors become undefined (→ 500). */
-export function toAppError(error: FastifyError | AppError | Error, bodyLimit: number): AppError | undefined {
+export function toAppError(error: FastifyError | AppError | Error, bodyLimit: number, request?: FastifyRequest): AppError | undefined {
   if (error instanceof AppError) return error;
   const e = error as FastifyError;
   if (e.validation) {
-    const details = validationDetails(e.validation, e.validationContext);
-    return e.validationContext === 'body' && details.length === 1 && details[0].path === '' && /object|null/.test(details[0].message)
+    const details = validationDetails(e.validation, e.validationContext, validatedData(request, e.validationContext));
+    return e.validationContext === 'body' && details.length === 1 && details[0].path === '' && /must be object/.test(details[0].message)
       ? errors.validation('request body is required and must be a JSON object', [{ path: '', message: details[0].message }])
       : validationError(details);
   }
@@ -69,7 +75,7 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
   });
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const mapped = toAppError(error, bodyLimit);
+    const mapped = toAppError(error, bodyLimit, request);
     if (mapped) {
       // 502/503 are expected states (upstream down, not configured): worth a warning, not a stack trace
       if (mapped.statusCode >= 500) request.log.warn({ id: mapped.id }, mapped.message);

@@ -3,6 +3,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
 import '../formats.ts'; // registers the string formats schemas use (go-duration) with TypeBox
+import { explainSchema } from '../errors/explain.ts';
 import type { InvalidFile } from './types.ts';
 import { parseYaml, YamlSyntaxError, type ParsedYaml } from './yaml-file.ts';
 
@@ -39,7 +40,9 @@ export function validateAgainst<T>(schema: TSchema, value: unknown, file: string
   const cleaned = Value.Clean(schema, structuredClone(value));
   const check = checkerFor(schema);
   if (check.Check(cleaned)) return { ok: true, value: cleaned as T };
-  const first = check.Errors(cleaned).First()!;
+  // explained like a request body (core/errors/explain.ts), TypeBox's own message as a fallback
+  const explained = explainSchema(schema, cleaned)[0];
+  const first = explained ?? { path: check.Errors(cleaned).First()!.path, message: check.Errors(cleaned).First()!.message };
   return { ok: false, error: invalidAt(file, parsed, pointerPrefix + first.path, `${first.path.replace(/^\//, '') || 'value'}: ${first.message}`) };
 }
 

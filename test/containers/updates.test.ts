@@ -70,7 +70,6 @@ dockerTest('Docker down: every container route answers 502 upstream_unavailable 
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const socket = path.join(dir, 'docker.sock');
   const server = await app(t, { socket });
-  const started = Date.now();
   const replies = await Promise.all([
     server.inject({ method: 'GET', url: '/api/container/containers' }),
     server.inject({ method: 'POST', url: '/api/container/container/start', payload: { container_name: 'up-proxy' } }),
@@ -80,8 +79,9 @@ dockerTest('Docker down: every container route answers 502 upstream_unavailable 
     t.is(reply.statusCode, 502);
     t.is(reply.json().id, 'upstream_unavailable');
     t.true(reply.json().message.startsWith(`Docker at unix://${socket} is unavailable`), reply.json().message);
+    // a missing socket fails at once (ENOENT), not at the 10 s call deadline: the cause says so
+    t.regex(reply.json().message, /ENOENT/);
   }
-  t.true(Date.now() - started < 5000, 'no waiting for the 10 s call deadline: a missing socket fails at once');
 
   // a tcp host with nothing listening
   const tcp = await build(t, { config: { auth: { mode: 'off' }, docker: { host: 'tcp://127.0.0.1:1', socket } } });

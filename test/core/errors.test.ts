@@ -56,7 +56,7 @@ test('a schema failure answers 422 validation_failed with details[{path, message
   const res = await app.inject({ method: 'POST', url: '/api/probe', payload: { name: 'x', count: -1 } });
   t.is(res.statusCode, 422);
   t.is(res.json().id, 'validation_failed');
-  t.deepEqual(res.json().details, [{ path: '/count', message: 'must be >= 0' }]);
+  t.deepEqual(res.json().details, [{ path: '/count', message: 'must be >= 0 (received number -1)' }]);
   const missing = await app.inject({ method: 'POST', url: '/api/probe', payload: {} });
   t.is(missing.statusCode, 422);
   t.deepEqual(missing.json().details[0].path, '/name');

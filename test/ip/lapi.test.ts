@@ -194,9 +194,9 @@ lapiTest('a stopped LAPI answers 502 quickly naming CrowdSec', async (t) => {
   const server = await app(t, { timeout_ms: 10_000 });
   await t.context.lapi!.stop();
   t.context.lapi = undefined;
-  const started = Date.now();
   const res = await server.inject({ url: '/api/ip/blocked/192.0.2.66' });
   t.is(res.statusCode, 502);
   t.regex(res.json().message, /CrowdSec LAPI at http:\/\/127\.0\.0\.1:\d+ is unreachable/);
-  t.true(Date.now() - started < 4000, 'refused at once, not after timeout_ms (10 s)');
+  // refused at once, not waited out until timeout_ms (10 s): the cause says so, not a stopwatch
+  t.notRegex(res.json().message, /did not answer|timeout/i);
 });

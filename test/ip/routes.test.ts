@@ -58,7 +58,6 @@ test('machine credentials without a bouncer key: unban answers 503 (decisions ca
 test('a closed LAPI port answers 502 quickly on every route, and the health check fails', async (t) => {
   const port = await closedPort();
   const app = await build(t, { config: configured(`http://127.0.0.1:${port}`) });
-  const started = Date.now();
   for (const [method, url] of [['GET', '/api/ip/blocked/192.0.2.1'], ['GET', '/api/ip/security/2001:db8::1'], ['POST', '/api/ip/unban']] as const) {
     const res = await app.inject({ method, url, payload: method === 'POST' ? { ip: '192.0.2.1' } : undefined });
     t.is(res.statusCode, 502, url);
@@ -66,8 +65,9 @@ test('a closed LAPI port answers 502 quickly on every route, and the health chec
     t.regex(res.json().message, new RegExp(`CrowdSec LAPI at http://127\\.0\\.0\\.1:${port} is unreachable: ECONNREFUSED`));
     t.false(res.body.includes('some-bouncer-key-1') || res.body.includes('machine-pass-1'));
   }
-  // well under timeout_ms (10 s): a refused connection is reported, not waited out
-  t.true(Date.now() - started < 4000);
+  // the message names ECONNREFUSED (checked above): the refusal is reported as such, not waited
+  // out until timeout_ms (10 s), which would say "did not answer within". No wall-clock budget:
+  // a busy CI machine may take seconds for any request (issue 12 item 7).
   const health = await app.inject({ url: '/api/health?deep=true' });
   t.is(health.statusCode, 503);
   t.is(health.json().checks.crowdsec.status, 'fail');

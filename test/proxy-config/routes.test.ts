@@ -191,7 +191,7 @@ test('before any config exists GET answers 502 and status 503; it is never non-2
   t.teardown(() => fake.close());
   fake.state.fault = '500';
   const dataDir = path.join(await tempDir(t), 'data');
-  await writeSources(dataDir, fake, { timeoutMs: 1500 });
+  await writeSources(dataDir, fake); // the fault answers at once: no short timeout to race a busy machine
   const app = await build(t, { dataDir, config: { auth: { mode: 'off' }, templates: { seed: false } } });
   await app.resources.started();
   const missing = await app.inject({ url: '/api/proxy-config' });

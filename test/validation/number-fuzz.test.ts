@@ -72,6 +72,7 @@ test('mTLS CA and client bodies: validity_days, key_size', async (t) => {
   await fuzz(t, app, { method: 'POST', url: '/api/mtls/ca', body: '{"common_name":"ca","validity_days":$}', pointer: '/validity_days' });
   await fuzz(t, app, { method: 'POST', url: '/api/mtls/ca', body: '{"common_name":"ca","key_size":$}', pointer: '/key_size' });
   await fuzz(t, app, { method: 'POST', url: '/api/mtls/clients', body: '{"name":"c","p12_password":"secret-password","validity_days":$}', pointer: '/validity_days' });
+  await fuzz(t, app, { method: 'POST', url: '/api/mtls/clients', body: '{"name":"c","p12_password":"secret-password","key_size":$}', pointer: '/key_size' });
 });
 
 test('resources: mtlswhitelist refresh_interval / reject_code, priority, middleware assignment priority', async (t) => {
@@ -85,6 +86,7 @@ test('resources: mtlswhitelist refresh_interval / reject_code, priority, middlew
   await fuzz(t, app, { method: 'PUT', url: `/api/resources/${id}/config/priority`, body: '{"priority":$}', pointer: '/priority' }, stored);
   t.is((await app.inject({ method: 'POST', url: '/api/middlewares', payload: { id: 'h', name: 'h', type: 'headers', config: {} } })).statusCode, 201);
   await fuzz(t, app, { method: 'POST', url: `/api/resources/${id}/middlewares`, body: '{"middleware_id":"h","priority":$}', pointer: '/priority' }, stored);
+  await fuzz(t, app, { method: 'POST', url: `/api/resources/${id}/middlewares/bulk`, body: '{"middlewares":[{"middleware_id":"h","priority":$}]}', pointer: '/middlewares/0/priority' }, stored);
 });
 
 test('middlewares and services: numbers inside Traefik objects fit Go types', async (t) => {
@@ -108,10 +110,12 @@ test('tokens, data sources and queries', async (t) => {
   const source = async () => { const { poll_interval_s, timeout_ms } = (await app.inject({ url: '/api/datasource/pangolin' })).json(); return { poll_interval_s, timeout_ms }; };
   await fuzz(t, app, { method: 'PUT', url: '/api/datasource/pangolin', body: '{"poll_interval_s":$}', pointer: '/poll_interval_s' }, source);
   await fuzz(t, app, { method: 'PUT', url: '/api/datasource/pangolin', body: '{"timeout_ms":$}', pointer: '/timeout_ms' }, source);
-  for (const [query, pointer] of [['page', '/query/page'], ['page_size', '/query/page_size']] as const) {
+  const queries = [['/api/middlewares', 'page'], ['/api/middlewares', 'page_size'], ['/api/logs/proxy', 'tail'], ['/api/logs/proxy/advanced', 'top']] as const;
+  for (const [url, query] of queries) {
+    const pointer = `/query/${query}`;
     for (const value of FUZZ) {
       cases += 1;
-      const res = await app.inject({ url: `/api/middlewares?${query}=${encodeURIComponent(value)}` });
+      const res = await app.inject({ url: `${url}?${query}=${encodeURIComponent(value)}` });
       t.is(res.statusCode, 422, `${query}=${value} → ${res.statusCode} ${res.body}`);
       t.is(res.json().details[0].path, pointer);
     }
