@@ -105,6 +105,9 @@ export async function pluginsApp(t: ExecutionContext, options: PluginsAppOptions
       ...options.config,
     },
   });
+  // a busy machine may take seconds to answer: the fake Traefik gets the longest timeout a source allows
+  const longer = await app.inject({ method: 'PUT', url: '/api/datasource/traefik', payload: { timeout_ms: 60_000 } });
+  if (longer.statusCode >= 300) throw new Error(`PUT /api/datasource/traefik answered ${longer.statusCode}: ${longer.body}`);
   return { app, dir, file };
 }
 
