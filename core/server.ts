@@ -39,8 +39,11 @@ async function prepareDirs(config: AppConfig, logger: Logger): Promise<DataDirLo
   });
 }
 
-/** Loads the config, builds the app with the given groups and serves it until a signal arrives. */
-export async function runServer(groups: BuiltinGroup[]): Promise<AppHost> {
+/**
+ * Loads the config, builds the app with the given groups and serves it until a signal arrives. The
+ * groups may come from a loader: it runs after the server listens (main.ts imports them lazily).
+ */
+export async function runServer(groupsOrLoader: BuiltinGroup[] | (() => Promise<BuiltinGroup[]>)): Promise<AppHost> {
   let config: AppConfig;
   try {
     config = loadConfig();
@@ -59,7 +62,9 @@ export async function runServer(groups: BuiltinGroup[]): Promise<AppHost> {
   // listen first: while the first instance is built (store scan, first sync: seconds at 10k
   // resources) the last run's provider config is served from data/.cache (issue 11)
   const snapshot = await readConfigSnapshot(config.storage.data_dir);
-  const host = new AppHost((generation, serverFactory) => buildApp({ config, groups, generation, serverFactory }), logger,
+  let groups: BuiltinGroup[] | null = Array.isArray(groupsOrLoader) ? groupsOrLoader : null;
+  const loadGroups = async () => (groups ??= await (groupsOrLoader as () => Promise<BuiltinGroup[]>)());
+  const host = new AppHost(async (generation, serverFactory) => buildApp({ config, groups: await loadGroups(), generation, serverFactory }), logger,
     earlyHandler(snapshot, config.provider.token));
   await new Promise<void>((resolve, reject) => {
     host.server.once('error', reject);

@@ -1,5 +1,6 @@
 /** Entry point (`npm start`): serves the built-in groups with the settings of config/ and the environment. */
 import { runServer } from '../core/server.ts';
-import { builtinGroups } from './index.ts';
 
-await runServer(builtinGroups);
+// the groups (and everything they import) load after the server listens: until then it already
+// serves the last run's provider config from data/.cache (issue 11)
+await runServer(async () => (await import('./index.ts')).builtinGroups);

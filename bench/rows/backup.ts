@@ -41,7 +41,11 @@ export async function backupRow(options: { resources: number; rounds: number }):
     // concurrent edits: rewrite middleware files while a backup runs
     let editing = true;
     const edits = (async () => {
-      for (let e = 0; editing; e++) await writeFile(path.join(stack.dataDir, 'middlewares', `rl-${1 + (e % options.resources)}.yaml`), middlewareYaml(1 + (e % options.resources), 200 + e));
+      // about 50 edits per second: a busy operator or a GitOps sync, not a flood that keeps the store reloading
+      for (let e = 0; editing; e++) {
+        await writeFile(path.join(stack.dataDir, 'middlewares', `rl-${1 + (e % options.resources)}.yaml`), middlewareYaml(1 + (e % options.resources), 200 + e));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
     })();
     let concurrent;
     try {

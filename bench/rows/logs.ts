@@ -9,8 +9,8 @@ import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '../../core/config/load.ts';
-import { hasCommand, median, peakRss, timedCommand } from '../lib/measure.ts';
-import { startServer, waitListening } from '../lib/server.ts';
+import { hasCommand, median, peakRss, timedCommand, waitFor } from '../lib/measure.ts';
+import { startServer } from '../lib/server.ts';
 import type { Row } from './types.ts';
 
 const run = promisify(execFile);
@@ -49,7 +49,8 @@ export async function logsRow(options: { lines: number; dir: string; rounds: num
     mkdirSync(path.join(work, 'data'), { recursive: true });
     const server = await startServer({ dataDir: path.join(work, 'data'), pangolinUrl: 'http://127.0.0.1:9/api/v1', accessLog: file });
     try {
-      await waitListening(`${server.base}/api/health`);
+      // /api/health answers while the app is still starting (the early handler): wait for a route of the app itself
+      await waitFor(async () => ((await fetch(`${server.base}/api/middlewares`)).status === 200 ? true : undefined), 300_000, 'the app');
       const times: number[] = [];
       let growth = 0;
       let body: StatsBody | null = null;

@@ -67,7 +67,11 @@ export async function providerRow(options: { resources: number; rounds: number; 
     targets.push({ name: 'Stack Manager', url, pid: server.pid, stop: server.stop });
     await waitFor(async () => ((await rawGet(url, {})).status === 200 ? true : undefined), 300_000, 'the first provider config');
     const plain = await rawGet(url, {});
-    const gz = await rawGet(url, { 'accept-encoding': 'gzip' });
+    // the gzip form is compressed on the thread pool right after a generation: wait until it is served
+    const gz = await waitFor(async () => {
+      const res = await rawGet(url, { 'accept-encoding': 'gzip' });
+      return res.headers['content-encoding'] === 'gzip' ? res : undefined;
+    }, 60_000, 'the gzip form');
     const etag = String(plain.headers.etag);
     mkdirSync(path.join(work, 'www'), { recursive: true });
     writeFileSync(path.join(work, 'www', 'config.json'), plain.body);
