@@ -2229,6 +2229,212 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/container/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Update stack containers to the newest image of their reference, as a job (rollback on failure) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description take a pre-update backup of the data dir first
+                         * @default false
+                         */
+                        backup?: boolean;
+                        /**
+                         * @description how long a new container may take to become healthy
+                         * @default 120
+                         */
+                        health_timeout_s?: number;
+                        /** @description stack container names, updated in this order */
+                        services: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            created_at: string;
+                            /** @description why the job failed, naming the step */
+                            error: string | null;
+                            finished_at: string | null;
+                            id: string;
+                            /** @description what the job does, e.g. container_update */
+                            kind: string;
+                            /** @description the request that started the job, with defaults applied */
+                            params: {
+                                [key: string]: unknown;
+                            };
+                            /** @description finished steps / all steps; 1 once the job has finished */
+                            progress: number;
+                            started_at: string | null;
+                            status: "queued" | "running" | "succeeded" | "failed";
+                            steps: {
+                                finished_at: string | null;
+                                /** @description what the step did or is doing, for a person */
+                                message: string;
+                                /** @description the container the step works on; null for job-wide steps (backup) */
+                                service: string | null;
+                                started_at: string | null;
+                                status: "pending" | "running" | "ok" | "failed" | "skipped";
+                                /** @description backup, pull, rename, create, start, health, cleanup, rollback */
+                                step: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/container/updates": {
         parameters: {
             query?: never;
@@ -3945,6 +4151,295 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Jobs kept in memory (last 100 or 24 h, whichever keeps fewer), newest first */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description what the job does, e.g. container_update */
+                    kind?: string;
+                    page?: number;
+                    page_size?: number;
+                    /** @description queued, running, succeeded or failed */
+                    status?: "queued" | "running" | "succeeded" | "failed";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"][];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One job: status, progress and steps */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description job-<lower-case ULID> */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            created_at: string;
+                            /** @description why the job failed, naming the step */
+                            error: string | null;
+                            finished_at: string | null;
+                            id: string;
+                            /** @description what the job does, e.g. container_update */
+                            kind: string;
+                            /** @description the request that started the job, with defaults applied */
+                            params: {
+                                [key: string]: unknown;
+                            };
+                            /** @description finished steps / all steps; 1 once the job has finished */
+                            progress: number;
+                            started_at: string | null;
+                            status: "queued" | "running" | "succeeded" | "failed";
+                            steps: {
+                                finished_at: string | null;
+                                /** @description what the step did or is doing, for a person */
+                                message: string;
+                                /** @description the container the step works on; null for job-wide steps (backup) */
+                                service: string | null;
+                                started_at: string | null;
+                                status: "pending" | "running" | "ok" | "failed" | "skipped";
+                                /** @description backup, pull, rename, create, start, health, cleanup, rollback */
+                                step: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -9143,7 +9638,7 @@ export interface paths {
                                 path: string;
                             }[];
                             stale: boolean;
-                            status: "ok" | "degraded" | "error";
+                            status: "ok" | "degraded" | "error" | "starting";
                             upstream: {
                                 empty_streak: number;
                                 last_error: string | null;
@@ -15007,7 +15502,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["def-0"][];
+                        "application/json": components["schemas"]["def-1"][];
                     };
                 };
                 /** @description Default Response */
@@ -15060,8 +15555,37 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** ExtPlugin */
+        /** Job */
         "def-0": {
+            created_at: string;
+            /** @description why the job failed, naming the step */
+            error: string | null;
+            finished_at: string | null;
+            id: string;
+            /** @description what the job does, e.g. container_update */
+            kind: string;
+            /** @description the request that started the job, with defaults applied */
+            params: {
+                [key: string]: unknown;
+            };
+            /** @description finished steps / all steps; 1 once the job has finished */
+            progress: number;
+            started_at: string | null;
+            status: "queued" | "running" | "succeeded" | "failed";
+            steps: {
+                finished_at: string | null;
+                /** @description what the step did or is doing, for a person */
+                message: string;
+                /** @description the container the step works on; null for job-wide steps (backup) */
+                service: string | null;
+                started_at: string | null;
+                status: "pending" | "running" | "ok" | "failed" | "skipped";
+                /** @description backup, pull, rename, create, start, health, cleanup, rollback */
+                step: string;
+            }[];
+        };
+        /** ExtPlugin */
+        "def-1": {
             /** @description semver range of the host API the plugin needs */
             api_version: string | null;
             /** @description directory name inside PLUGINS_DIR; null for an enabled name without a directory */
