@@ -1,4 +1,4 @@
-# Stack Manager image. Two stages: `build` compiles the TypeScript (and, later, the UI) with all
+# Stack Manager image. Two stages: `build` compiles the TypeScript and the web UI with all
 # dependencies; `runtime` holds production dependencies, config/ and the compiled dist/ only.
 # Node 24 is the LTS line; tini (Debian's package) is PID 1 so signals reach node and zombies are reaped.
 ARG NODE_IMAGE=node:24-bookworm-slim
@@ -12,8 +12,10 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY core ./core
 COPY plugins ./plugins
 RUN npm run build:server
-# ---- UI build goes here (ui engineer): COPY ui ./ui, then RUN npm run build:ui; its output is
-# ---- copied into the runtime stage at the marked place below.
+# the web UI (Vite): it reads the shipped templates from config/templates at build time
+COPY config ./config
+COPY ui ./ui
+RUN npm run build:ui
 
 FROM ${NODE_IMAGE} AS runtime
 RUN apt-get update \
@@ -37,7 +39,8 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
 COPY config ./config
 COPY examples ./examples
 COPY --from=build /app/dist ./dist
-# ---- UI output goes here (ui engineer): COPY --from=build /app/<ui output dir> ./<ui dir>
+# the built web UI, served at / (plugins/ui looks for ui/dist under the app root)
+COPY --from=build /app/ui/dist ./ui/dist
 USER stack
 VOLUME ["/data", "/backups"]
 EXPOSE 3456

@@ -36,6 +36,14 @@ test('the build stage installs everything without scripts, then compiles with th
   t.regex(pkg.scripts.build, /build:server/);
 });
 
+test('the web UI is built in the build stage from a context without a local ui/dist, and served from ui/dist at run time', (t) => {
+  t.true(all(build, 'RUN').includes('npm run build:ui'));
+  t.true(all(build, 'COPY').includes('ui ./ui'));
+  t.true(all(runtime, 'COPY').includes('--from=build /app/ui/dist ./ui/dist'));
+  t.true(ignored('ui/dist/index.html'), 'a developer\'s own build never reaches the image');
+  t.false(ignored('ui/src/main.tsx'));
+});
+
 test('the runtime stage: production dependencies only, dist/ from the build stage, a non-root user, tini as PID 1', (t) => {
   const runs = all(runtime, 'RUN');
   t.true(runs.some((r) => /npm ci --omit=dev --ignore-scripts\b/.test(r)));
