@@ -77,25 +77,31 @@ export async function runServer(groupsOrLoader: BuiltinGroup[] | (() => Promise<
   const address = host.server.address() as AddressInfo;
   logger.info({ host: config.server.host, port: address.port, pid: process.pid, data_dir: config.storage.data_dir, snapshot: snapshot?.etag ?? null },
     'Stack Manager listening, starting');
-  try {
-    const app = await host.start();
+  // signals are handled from the moment we listen: a SIGTERM while the app is still being built
+  // waits for the build, then closes it cleanly (exit 0 and the last log line, as after startup)
+  let watcher: Awaited<ReturnType<typeof watchPluginsDir>> | null = null;
+  const starting = host.start().then(async (app) => {
     logAccessSummary(app, logger);
+    watcher = await watchPluginsDir({ dir: config.plugins.dir, logger, onChange: () => void host.reload() });
+  });
+  closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
+    if (err) logger.error({ err }, 'shutting down after an error');
+    else logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    await starting.catch(() => undefined);
+    await watcher?.close();
+    await host.close();
+    await lock?.release();
+    // the last line: an orchestrator reading the log knows the stop was clean (exit code 0 follows)
+    logger.info({ signal: signal ?? null }, 'Stack Manager stopped');
+  });
+  try {
+    await starting;
   } catch (err) {
     host.server.close();
     await lock?.release();
     exitOnSetupError(err);
     throw err;
   }
-  const watcher = await watchPluginsDir({ dir: config.plugins.dir, logger, onChange: () => void host.reload() });
-  closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
-    if (err) logger.error({ err }, 'shutting down after an error');
-    else logger.info({ signal }, 'shutting down: finishing in-flight requests');
-    await watcher.close();
-    await host.close();
-    await lock?.release();
-    // the last line: an orchestrator reading the log knows the stop was clean (exit code 0 follows)
-    logger.info({ signal: signal ?? null }, 'Stack Manager stopped');
-  });
   logger.info({ generation: host.generation }, 'Stack Manager ready');
   return host;
 }

@@ -51,7 +51,7 @@ test('POST /api/ext/hello/notes with an invalid body answers 422 and writes noth
   const res = await app.inject({ method: 'POST', url: '/api/ext/hello/notes', payload: { text: '' } });
   t.is(res.statusCode, 422);
   t.is(res.json().id, 'validation_failed');
-  t.deepEqual(res.json().details, [{ path: '/text', message: 'must NOT have fewer than 1 characters' }]);
+  t.deepEqual(res.json().details, [{ path: '/text', message: 'must NOT have fewer than 1 characters (received 0 characters)' }]);
   t.is((await app.inject({ method: 'GET', url: '/api/ext/hello/notes' })).json().length, 0);
   t.deepEqual(await readdir(path.join(dataDir, 'ext', 'hello')).catch(() => []), []);
 });
