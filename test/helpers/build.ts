@@ -33,7 +33,9 @@ export function testConfig(dataDir: string, overrides: Record<string, unknown> =
     env: { CONFIG_FILE: path.join(import.meta.dirname, 'empty.yaml') },
     // templates off unless a test asks: seeding is 19 fsynced writes per app, and tests build many apps
     // docker: a socket that does not exist, so no test ever reaches a system Docker by default
-    overrides: { log: { level: 'silent' }, storage: { data_dir: dataDir }, plugins: { dir: path.join(dataDir, '..', 'no-plugins') }, templates: { seed: false }, docker: { host: '', socket: path.join(dataDir, '..', 'no-docker.sock') }, ...overrides },
+    // backups beside the data dir: never in the checkout's ./backups, where tests would see each other's
+    overrides: { log: { level: 'silent' }, storage: { data_dir: dataDir }, plugins: { dir: path.join(dataDir, '..', 'no-plugins') }, templates: { seed: false }, docker: { host: '', socket: path.join(dataDir, '..', 'no-docker.sock') }, ...overrides,
+      backup: { dir: path.join(dataDir, '..', 'backups'), ...(overrides.backup as Record<string, unknown> | undefined) } },
   });
 }
 
