@@ -4,27 +4,12 @@
  * anything starts. Real registry and private dockerd.
  */
 import { connect } from 'node:net';
-import anyTest, { type TestFn } from 'ava';
 import { waitFor } from '../helpers/wait.ts';
-import { createContainer, dockerSkipReason, startEngine, type Engine } from './support.ts';
-import { buildAndPush, publishNewer, registrySkipReason, startRegistry, type Registry } from './registry.ts';
-import { createService, finished, stepOf, updateApp, type Job } from './update-support.ts';
+import { createContainer } from './support.ts';
+import { buildAndPush, publishNewer } from './registry.ts';
+import { createService, engineAndRegistryTests, finished, stepOf, updateApp, type Job } from './update-support.ts';
 
-const test = anyTest as TestFn<{ engine?: Engine; registry?: Registry }>;
-const skip = dockerSkipReason() ?? registrySkipReason();
-if (skip) console.warn(`SKIP container update API tests: ${skip}`);
-const updateTest = skip ? test.serial.skip : test.serial;
-
-test.before(async (t) => {
-  if (skip) return;
-  t.context.engine = await startEngine();
-  t.context.registry = await startRegistry();
-});
-
-test.after.always(async (t) => {
-  await t.context.registry?.stop();
-  await t.context.engine?.stop();
-});
+const { test, updateTest } = engineAndRegistryTests('container update API tests');
 
 updateTest('backup: true takes a pre-update backup listed in /api/backup/list; an image already the newest is not recreated', async (t) => {
   const engine = t.context.engine!;

@@ -4,26 +4,10 @@
  * and the update check before and after.
  */
 import { PassThrough } from 'node:stream';
-import anyTest, { type TestFn } from 'ava';
-import { startEngine, dockerSkipReason, type Engine } from './support.ts';
-import { buildAndPush, publishNewer, registrySkipReason, startRegistry, type Registry } from './registry.ts';
-import { containerNames, createService, finished, stepOf, updateApp, type Job } from './update-support.ts';
+import { buildAndPush, publishNewer, startRegistry } from './registry.ts';
+import { containerNames, createService, engineAndRegistryTests, finished, stepOf, updateApp, type Job } from './update-support.ts';
 
-const test = anyTest as TestFn<{ engine?: Engine; registry?: Registry }>;
-const skip = dockerSkipReason() ?? registrySkipReason();
-if (skip) console.warn(`SKIP container update tests: ${skip}`);
-const updateTest = skip ? test.serial.skip : test.serial;
-
-test.before(async (t) => {
-  if (skip) return;
-  t.context.engine = await startEngine();
-  t.context.registry = await startRegistry();
-});
-
-test.after.always(async (t) => {
-  await t.context.registry?.stop();
-  await t.context.engine?.stop();
-});
+const { test, updateTest } = engineAndRegistryTests('container update tests');
 
 updateTest('update v1 → v2: new image and container, old one gone, labels, restart policy, network mode and a namespace dependant kept; the update check turns from true to false', async (t) => {
   const engine = t.context.engine!;

@@ -1,10 +1,32 @@
 /** Shared pieces of the update-job tests: the app, stack containers on registry images, job polling. */
-import type { ExecutionContext } from 'ava';
+import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import type Docker from 'dockerode';
 import type { FastifyInstance } from 'fastify';
 import { build } from '../helpers/build.ts';
 import { waitFor } from '../helpers/wait.ts';
-import type { Engine } from './support.ts';
+import { dockerSkipReason, startEngine, type Engine } from './support.ts';
+import { registrySkipReason, startRegistry, type Registry } from './registry.ts';
+
+/**
+ * The ava functions of a file whose tests need a private dockerd and a registry: one of each is
+ * started before the file's tests and stopped after them; without root, docker.io or
+ * docker-registry, `updateTest` skips with the reason (logged once, naming `what`).
+ */
+export function engineAndRegistryTests(what: string) {
+  const test = anyTest as TestFn<{ engine?: Engine; registry?: Registry }>;
+  const skip = dockerSkipReason() ?? registrySkipReason();
+  if (skip) console.warn(`SKIP ${what}: ${skip}`);
+  test.before(async (t) => {
+    if (skip) return;
+    t.context.engine = await startEngine();
+    t.context.registry = await startRegistry();
+  });
+  test.after.always(async (t) => {
+    await t.context.registry?.stop();
+    await t.context.engine?.stop();
+  });
+  return { test, updateTest: skip ? test.serial.skip : test.serial };
+}
 
 export const STACK = ['svc-ok', 'svc-bad', 'svc-other', 'svc-down', 'svc-bk', 'svc-slow'];
 
