@@ -4,7 +4,7 @@
  * outside, as an operator or an orchestrator sees them.
  */
 import anyTest, { type TestFn } from 'ava';
-import { chmod, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { LOCK_NAME } from '../../core/data-dir-lock.ts';
@@ -68,6 +68,31 @@ test.serial('the compiled server serves, and SIGTERM ends it with exit 0 after a
   // the lock is gone with a clean stop
   await t.throwsAsync(stat(path.join(work, 'data', LOCK_NAME)), { code: 'ENOENT' });
   t.is(await healthcheck(port as number), 1, 'the HEALTHCHECK fails once the server is gone');
+});
+
+test.serial('a SIGTERM while the app is still being built waits for the build, then stops cleanly with exit 0', async (t) => {
+  const work = await workDir(t);
+  // a third-party plugin that holds the first build until the test writes `release`
+  const plugin = path.join(work, 'plugins', 'hold');
+  await mkdir(plugin, { recursive: true });
+  await writeFile(path.join(plugin, 'plugin.yaml'), 'name: hold\nversion: 1.0.0\napi_version: ^1.0.0\nentry: index.mjs\n');
+  const release = path.join(work, 'release');
+  await writeFile(path.join(plugin, 'index.mjs'), `import { existsSync } from 'node:fs';
+export default async function hold() {
+  while (!existsSync(${JSON.stringify(release)})) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+`);
+  const server = startServer(t.context.app, serverEnv(work, { PLUGINS_DIR: path.join(work, 'plugins'), PLUGINS_ENABLED: 'hold' }));
+  t.teardown(() => { server.child.kill('SIGKILL'); });
+  await server.line('Stack Manager listening');
+  server.child.kill('SIGTERM');
+  await server.line('shutting down');
+  t.false(server.lines.some((l) => l.msg === 'Stack Manager ready'), 'the signal came while the app was being built');
+  await writeFile(release, '');
+  const { code, signal } = await server.exit;
+  t.is(code, 0, server.stderr());
+  t.is(signal, null);
+  t.is(server.lines.at(-1)!.msg, 'Stack Manager stopped');
 });
 
 test.serial('`npm start` runs the compiled server, and SIGTERM to npm stops the server too', async (t) => {
