@@ -11,7 +11,7 @@ import { renderSchemaTypes } from '../../ui/scripts/render-schema.ts';
 const SCHEMA = path.join(import.meta.dirname, '..', '..', 'ui', 'src', 'api', 'schema.d.ts');
 
 test('ui/src/api/schema.d.ts is generated from the current OpenAPI document (run `npm run gen:api` when this fails)', async (t) => {
-  t.timeout(120_000);
+  t.timeout(300_000);
   const [committed, fresh] = await Promise.all([readFile(SCHEMA, 'utf8'), openapiDocument().then(renderSchemaTypes)]);
   if (committed === fresh) return t.pass();
   const a = committed.split('\n');

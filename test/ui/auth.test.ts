@@ -25,7 +25,7 @@ if (chromiumMissing) {
   });
 } else {
   test('auth.mode ops: configuration screens open without a token, operation screens ask for one (kept for the tab)', async (t) => {
-    t.timeout(180_000);
+    t.timeout(300_000);
     const server = await startUiServer(t, { auth: { mode: 'ops' } });
     const { page, problems } = await openBrowser(t);
     // without a token whoami answers 401: that is how the UI learns it must ask
@@ -48,7 +48,7 @@ if (chromiumMissing) {
   });
 
   test('auth.mode all: the UI asks for a token before any screen', async (t) => {
-    t.timeout(180_000);
+    t.timeout(300_000);
     const server = await startUiServer(t, { auth: { mode: 'all' } });
     const { page, problems } = await openBrowser(t);
     problems.allow.push((url, status) => url.endsWith('/api/datasource/active') && status === 401);
@@ -66,7 +66,7 @@ if (chromiumMissing) {
   });
 
   test('a viewer token gets read-only screens', async (t) => {
-    t.timeout(180_000);
+    t.timeout(300_000);
     const server = await startUiServer(t, { auth: { mode: 'all' } });
     const viewer = await createToken(server, await adminToken(server), 'watcher', 'viewer');
     const { page, problems } = await openBrowser(t);

@@ -16,7 +16,7 @@ if (chromiumMissing) {
   });
 } else {
   test('backup create with a note, then restore with confirmation shows the safety backup', async (t) => {
-    t.timeout(180_000);
+    t.timeout(300_000);
     const server = await startUiServer(t);
     const dir = path.join(server.dataDir, 'middlewares');
     await mkdir(dir, { recursive: true });

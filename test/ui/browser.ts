@@ -36,6 +36,9 @@ export interface BrowserSession {
 async function watchedPage(browser: Browser, options: { colorScheme?: 'light' | 'dark'; width?: number } = {}): Promise<{ page: Page; problems: PageProblems }> {
   const context = await browser.newContext({ colorScheme: options.colorScheme ?? 'light', viewport: { width: options.width ?? 1280, height: 860 }, acceptDownloads: true });
   const page = await context.newPage();
+  // a busy CI machine may take long to render or to answer: waits are for conditions, bounded near
+  // the suite's own timeout rather than Playwright's 30 s default
+  page.setDefaultTimeout(120_000);
   const problems: PageProblems = { console: [], failedRequests: [], errorResponses: [], allow: [], foreignRequests: [] };
   // Chromium logs every 4xx/5xx answer as a console error; one that the test allowed is not a problem
   const allowedAnswers: number[] = [];

@@ -18,7 +18,7 @@ interface Chunk {
 }
 
 test('initial JavaScript ≤ 120 KB gzip, screens split by route, no other origin in the bundle', async (t) => {
-  t.timeout(180_000);
+  t.timeout(300_000);
   await ensureUiBuilt();
   const manifest = JSON.parse(await readFile(path.join(DIST, '.vite', 'manifest.json'), 'utf8')) as Record<string, Chunk>;
   const entry = Object.entries(manifest).find(([, chunk]) => chunk.isEntry);

@@ -36,7 +36,7 @@ if (skip) {
   });
 
   test('containers: the stack is listed and a stopped member starts from the UI; logs tail live and pause', async (t) => {
-    t.timeout(240_000);
+    t.timeout(300_000);
     const engine = t.context.engine!;
     const server = await startUiServer(t, {
       docker: { host: '', socket: engine.socket },
@@ -55,7 +55,7 @@ if (skip) {
 
     await page.goto(`${server.url}/logs`);
     const view = page.locator('#log-view');
-    await view.getByText(/tick \d+/).first().waitFor({ timeout: 30_000 });
+    await view.getByText(/tick \d+/).first().waitFor({ timeout: 120_000 });
     await page.getByRole('button', { name: 'Pause' }).click();
     await page.locator('button[aria-pressed="true"]', { hasText: 'Resume' }).waitFor();
     const frozen = await view.innerText();

@@ -17,7 +17,7 @@ if (chromiumMissing) {
   });
 } else {
   test('a middleware created from a template and assigned in the UI appears in the provider output', async (t) => {
-    t.timeout(180_000);
+    t.timeout(300_000);
     const server = await startUiServer(t);
     const { page, problems } = await openBrowser(t);
 
@@ -46,7 +46,8 @@ if (chromiumMissing) {
     // a README-sized picture of this page in dark (artefact; docs/img/ holds the committed copy)
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.setViewportSize({ width: 1100, height: 640 });
-    await page.locator('.live[data-live="live"]').waitFor();
+    // the event stream is open (the indicator's state, whether or not the layout shows it at this width)
+    await page.waitForFunction(() => document.querySelector('.live')?.getAttribute('data-live') === 'live');
     await mkdir(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: path.join(ARTIFACTS, 'readme-resource-dark.png') });
     // the effective router tab shows the same list the provider serves
@@ -56,7 +57,7 @@ if (chromiumMissing) {
   });
 
   test('a server validation message is shown at the form field it names', async (t) => {
-    t.timeout(120_000);
+    t.timeout(300_000);
     const server = await startUiServer(t);
     const { page, problems } = await openBrowser(t);
     problems.allow.push((url, status) => url.endsWith('/api/middlewares') && (status === 422 || status === 409));
@@ -92,7 +93,7 @@ if (chromiumMissing) {
 
 if (!chromiumMissing) {
   test('middleware order on a resource: ↑ and drag-and-drop save new priorities, the provider follows', async (t) => {
-    t.timeout(180_000);
+    t.timeout(300_000);
     const server = await startUiServer(t);
     const post = async (url: string, body: unknown) => {
       const response = await fetch(server.url + url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });

@@ -15,7 +15,7 @@ if (chromiumMissing) {
   });
 } else {
   test('mTLS: create a CA and a client, download its .p12, revoke it', async (t) => {
-    t.timeout(240_000);
+    t.timeout(300_000);
     const server = await startUiServer(t);
     const { page, problems } = await openBrowser(t);
     await page.goto(`${server.url}/mtls`);
@@ -41,7 +41,7 @@ if (chromiumMissing) {
   });
 
   test('data sources: a test shows the latency, another source becomes active', async (t) => {
-    t.timeout(180_000);
+    t.timeout(300_000);
     const server = await startUiServer(t);
     const { page, problems } = await openBrowser(t);
     await page.goto(`${server.url}/datasources`);
@@ -62,7 +62,7 @@ if (chromiumMissing) {
   });
 
   test('tokens: a new token is shown once and can be revoked', async (t) => {
-    t.timeout(180_000);
+    t.timeout(300_000);
     const server = await startUiServer(t, { auth: { mode: 'ops' } });
     const admin = (await readFile(path.join(server.dataDir, 'auth', 'initial-admin-token'), 'utf8')).trim();
     const { page, problems } = await openBrowser(t);

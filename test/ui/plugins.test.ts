@@ -16,7 +16,7 @@ if (chromiumMissing) {
   });
 } else {
   test('plugins: install from the catalogue shows the restart notice and edits the static config; remove undoes it', async (t) => {
-    t.timeout(180_000);
+    t.timeout(300_000);
     const catalogue = await startFakeCatalogue(t);
     const server = await startUiServer(t, { plugins_catalogue: { url: catalogue.url, ttl_s: 3600 } });
     const staticConfig = path.join(path.dirname(server.dataDir), 'traefik.yml');

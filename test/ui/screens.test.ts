@@ -36,7 +36,7 @@ if (chromiumMissing) {
   });
 } else {
   test('every screen loads in light and dark with no console error, failed request or foreign origin', async (t) => {
-    t.timeout(240_000);
+    t.timeout(300_000);
     const server = await startUiServer(t, { docker: { host: '', socket: '/nonexistent/docker.sock' } });
     const browser = await openBrowser(t);
     await mkdir(ARTIFACTS, { recursive: true });
@@ -48,7 +48,7 @@ if (chromiumMissing) {
       for (const [route, heading, name] of SCREENS) {
         clearProblems(problems);
         await page.goto(server.url + route);
-        await page.getByRole('heading', { level: 1, name: heading, exact: true }).waitFor({ timeout: 30_000 });
+        await page.getByRole('heading', { level: 1, name: heading, exact: true }).waitFor({ timeout: 120_000 });
         await page.waitForLoadState('networkidle');
         await page.screenshot({ path: path.join(ARTIFACTS, `${name}-${scheme}.png`), fullPage: true });
         if (name === 'dashboard' && scheme === 'light') {
@@ -63,7 +63,7 @@ if (chromiumMissing) {
   });
 
   test('phone width: no sideways scrolling, the menu opens; the keyboard reaches the navigation', async (t) => {
-    t.timeout(120_000);
+    t.timeout(300_000);
     const server = await startUiServer(t);
     const browser = await openBrowser(t);
     const { page, problems } = await browser.newPage({ width: 390 });

@@ -25,7 +25,7 @@ if (skip) {
   });
 
   test('security: an IP check shows the ban, Unban lifts it', async (t) => {
-    t.timeout(180_000);
+    t.timeout(300_000);
     const server = await startUiServer(t, crowdsecConfig(t.context.lapi!));
     const { page, problems } = await openBrowser(t);
     await page.goto(`${server.url}/security`);

@@ -46,7 +46,11 @@ function Screen({ route, params }: { route: RouteDef; params: Record<string, str
 
 function LiveIndicator() {
   const [state, setState] = useState(liveState());
-  useEffect(() => onLiveState(setState), []);
+  useEffect(() => {
+    // the stream may have opened between the first render and this effect: take its state now too
+    setState(liveState());
+    return onLiveState(setState);
+  }, []);
   return (
     <span class="live" title="Updates from GET /api/events" data-live={state}>
       <StatusBadge status={state} />
