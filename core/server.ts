@@ -84,13 +84,21 @@ export async function runServer(groupsOrLoader: BuiltinGroup[] | (() => Promise<
     logAccessSummary(app, logger);
     watcher = await watchPluginsDir({ dir: config.plugins.dir, logger, onChange: () => void host.reload() });
   });
-  closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
+  // no delay of close-with-grace's own: its timer would also run while the build is awaited, and a
+  // build slowed by a busy machine is not a hung shutdown. The grace period starts once it is built.
+  closeWithGrace({ delay: null }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an error');
     else logger.info({ signal }, 'shutting down: finishing in-flight requests');
     await starting.catch(() => undefined);
+    const grace = setTimeout(() => {
+      logger.error({ grace_ms: SHUTDOWN_GRACE_MS }, 'shutdown did not finish within the grace period: exiting');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS);
+    grace.unref();
     await watcher?.close();
     await host.close();
     await lock?.release();
+    clearTimeout(grace);
     // the last line: an orchestrator reading the log knows the stop was clean (exit code 0 follows)
     logger.info({ signal: signal ?? null }, 'Stack Manager stopped');
   });

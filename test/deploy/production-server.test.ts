@@ -132,7 +132,7 @@ test.serial('a second server on the same data dir exits 78 naming the lock file 
   t.teardown(() => { third.child.kill('SIGKILL'); });
   t.is(await health(third), 200, third.stderr());
   third.child.kill('SIGTERM');
-  t.is((await third.exit).code, 0);
+  t.is((await third.exit).code, 0, third.stderr());
 });
 
 const asNobody = isRoot ? test.serial : test.serial.skip;
