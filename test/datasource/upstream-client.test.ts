@@ -70,11 +70,10 @@ for (const status of ['500', '502', '404'] as const) {
 
 test.serial('a Pangolin that never answers times out after timeout_ms', async (t) => {
   t.context.fake.state.fault = 'timeout';
-  const started = Date.now();
   const result = await fetchPangolinConfig(pangolin(t.context.fake, { timeout_ms: 150 }));
   if (result.ok) return t.fail('expected a failure');
   t.regex(result.error, /^Pangolin did not answer within 150 ms \(timeout\)/);
-  t.true(Date.now() - started < 3000);
+  // the message proves the client's own timer ended the wait (the fake never answers); no wall-clock bound: the machine may be busy
   t.true(result.latency_ms >= 100);
 });
 
