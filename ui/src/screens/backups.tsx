@@ -1,6 +1,6 @@
 /** Backups: create with a note, list, download, delete, and restore after a confirmation that names the safety backup. */
 import { useState } from 'preact/hooks';
-import { api, fetchBlob, saveBlob, unwrap } from '../api/client';
+import { api, saveBlob, unwrap } from '../api/client';
 import type { Backup, RestoreResult } from '../api/types';
 import { bytes, Dialog, ErrorBox, Field, FieldError, Loading, PageHeader, when } from '../components/ui';
 import { useAsync } from '../lib/use-async';
@@ -103,7 +103,7 @@ export default function Backups() {
                   </td>
                   <td>{b.note}</td>
                   <td class="actions">
-                    <button type="button" onClick={() => act(async () => saveBlob(await fetchBlob(`/api/backup/${encodeURIComponent(b.id)}/download`), `${b.id}.tar.gz`))}>
+                    <button type="button" onClick={() => act(async () => saveBlob(await unwrap(api.GET('/api/backup/{id}/download', { params: { path: { id: b.id } }, parseAs: 'blob' })), `${b.id}.tar.gz`))}>
                       Download
                     </button>
                     {writable && (

@@ -1,42 +1,12 @@
 /** Containers of the stack: state, start/stop/restart, image update check, and update jobs with live progress. */
-import { useEffect, useState } from 'preact/hooks';
-import { api, requestJson, unwrap } from '../api/client';
+import { useState } from 'preact/hooks';
+import { api, unwrap } from '../api/client';
 import type { Job } from '../api/types';
 import { Badge, ErrorBox, Loading, PageHeader, StatusBadge, when } from '../components/ui';
 import { useAsync } from '../lib/use-async';
-import { onLiveEvent, useLiveReload } from '../lib/events';
+import { useLiveReload } from '../lib/events';
+import { JobProgress } from './containers/job-progress';
 import { canWrite, useSession } from '../lib/session';
-
-function JobProgress({ initial }: { initial: Job }) {
-  const [job, setJob] = useState(initial);
-  useEffect(() => {
-    // the event stream carries the Job on every step change; one GET covers steps sent before we listened
-    const off = onLiveEvent((event) => {
-      if (event.type === 'job' && event.data.id === initial.id) setJob(event.data as unknown as Job);
-    });
-    requestJson<Job>('GET', `/api/jobs/${encodeURIComponent(initial.id)}`).then(setJob, () => undefined);
-    return off;
-  }, [initial.id]);
-  const error = job.error;
-  return (
-    <section class="card" data-job={job.id} data-job-status={job.status}>
-      <h3>
-        Update job <code>{job.id}</code> <StatusBadge status={job.status} />
-      </h3>
-      <div class="progress" role="progressbar" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(job.progress * 100)}>
-        <span style={{ width: `${Math.round(job.progress * 100)}%` }} />
-      </div>
-      {error && <div class="error-box">{error}</div>}
-      <ol>
-        {job.steps.map((step, index) => (
-          <li key={index}>
-            {step.service ?? 'job'}: {step.step} <StatusBadge status={step.status} /> {step.message && <span class="muted small">{step.message}</span>}
-          </li>
-        ))}
-      </ol>
-    </section>
-  );
-}
 
 export default function Containers() {
   const { session } = useSession();
@@ -62,7 +32,7 @@ export default function Containers() {
   };
   const update = (names: string[]) =>
     act(names.join(','), async () => {
-      const job = await requestJson<Job>('POST', '/api/container/update', { services: names, backup: true });
+      const job = await unwrap(api.POST('/api/container/update', { body: { services: names, backup: true } }));
       setJobs((current) => [job, ...current]);
     });
   const updateFor = (name: string) => updates.data?.find((u) => u.service === name);

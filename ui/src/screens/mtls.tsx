@@ -1,6 +1,6 @@
 /** mTLS: the CA (create, enable/disable), client certificates (create with a PKCS#12 password, download .p12, revoke, delete). */
 import { useState } from 'preact/hooks';
-import { api, fetchBlob, saveBlob, unwrap } from '../api/client';
+import { api, saveBlob, unwrap } from '../api/client';
 import { ErrorBox, Field, FieldError, Loading, PageHeader, StatusBadge, when } from '../components/ui';
 import { useAsync } from '../lib/use-async';
 import { objectsOf, useLiveReload } from '../lib/events';
@@ -66,7 +66,7 @@ export default function Mtls() {
               </dd>
               <dt>Clients</dt>
               <dd>
-                {c.client_count} ({c.revoked_count} revoked) · CRL next update {when(c.crl_next_update)} · <button type="button" class="link-button" onClick={() => act(async () => saveBlob(await fetchBlob('/api/mtls/crl'), 'crl.pem'))}>
+                {c.client_count} ({c.revoked_count} revoked) · CRL next update {when(c.crl_next_update)} · <button type="button" class="link-button" onClick={() => act(async () => saveBlob(await unwrap(api.GET('/api/mtls/crl', { parseAs: 'blob' })), 'crl.pem'))}>
                   download CRL
                 </button>
               </dd>
@@ -134,7 +134,7 @@ export default function Mtls() {
                   </td>
                   <td class="actions">
                     {!cl.revoked && (
-                      <button type="button" onClick={() => act(async () => saveBlob(await fetchBlob(`/api/mtls/clients/${encodeURIComponent(cl.id)}/download`), `${cl.id}.p12`))}>
+                      <button type="button" onClick={() => act(async () => saveBlob(await unwrap(api.GET('/api/mtls/clients/{id}/download', { params: { path: { id: cl.id } }, parseAs: 'blob' })), `${cl.id}.p12`))}>
                         Download .p12
                       </button>
                     )}
