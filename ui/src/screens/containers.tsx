@@ -17,7 +17,15 @@ export default function Containers() {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const [jobs, setJobs] = useState<Job[]>([]);
-  useLiveReload((e) => e.type === 'container' || (e.type === 'job' && (e.data.status === 'succeeded' || e.data.status === 'failed')), list.reload);
+  useLiveReload((e) => e.type === 'container', list.reload);
+  // a finished update changed containers and digests: the list and a shown update check are stale
+  useLiveReload(
+    (e) => e.type === 'job' && (e.data.status === 'succeeded' || e.data.status === 'failed'),
+    () => {
+      list.reload();
+      if (checkUpdates) updates.reload();
+    },
+  );
   const act = async (name: string, action: () => Promise<unknown>) => {
     setError(null);
     setBusy(name);
