@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { api, saveBlob, unwrap } from '../api/client';
 import type { Backup, RestoreResult } from '../api/types';
 import { bytes, Dialog, ErrorBox, Field, FieldError, Loading, PageHeader, when } from '../components/ui';
+import { DataTable } from '../components/data-table';
 import { useAsync } from '../lib/use-async';
 import { useLiveReload } from '../lib/events';
 import { canWrite, useSession } from '../lib/session';
@@ -72,62 +73,54 @@ export default function Backups() {
       <ErrorBox error={list.error} />
       <Loading when={list.loading && !list.data} />
       {list.data && (
-        <div class="table-wrap">
-          <table id="backup-list">
-            <thead>
-              <tr>
-                <th>Backup</th>
-                <th>Kind</th>
-                <th>Size</th>
-                <th>Note</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.length === 0 && (
-                <tr>
-                  <td colSpan={5} class="muted">
-                    No backups yet.
-                  </td>
-                </tr>
-              )}
-              {list.data.map((b) => (
-                <tr key={b.id} data-backup={b.id}>
-                  <td>
-                    <code>{b.id}</code>
-                    <div class="muted small">{when(b.created_at)}</div>
-                  </td>
-                  <td>{b.kind}</td>
-                  <td>
-                    {bytes(b.size)} · {b.files} files
-                  </td>
-                  <td>{b.note}</td>
-                  <td class="actions">
-                    <button type="button" onClick={() => act(async () => saveBlob(await unwrap(api.GET('/api/backup/{id}/download', { params: { path: { id: b.id } }, parseAs: 'blob' })), `${b.id}.tar.gz`))}>
-                      Download
-                    </button>
-                    {writable && (
-                      <>
-                        <button
-                          type="button"
-                          onClick={() => {
-                            setResult(null);
-                            setRestoring(b);
-                          }}
-                        >
-                          Restore…
-                        </button>
-                        <button type="button" class="danger" onClick={() => confirm(`Delete ${b.id}?`) && act(() => unwrap(api.DELETE('/api/backup/{id}', { params: { path: { id: b.id } } })))}>
-                          Delete
-                        </button>
-                      </>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          id="backup-list"
+          rows={list.data}
+          rowKey={(b) => b.id}
+          rowProps={(b) => ({ 'data-backup': b.id })}
+          empty="No backups yet."
+          columns={[
+            {
+              title: 'Backup',
+              cell: (b) => (
+                <>
+                  <code>{b.id}</code>
+                  <div class="muted small">{when(b.created_at)}</div>
+                </>
+              ),
+            },
+            { title: 'Kind', cell: (b) => b.kind },
+            { title: 'Size', cell: (b) => `${bytes(b.size)} · ${b.files} files` },
+            { title: 'Note', cell: (b) => b.note },
+            {
+              title: '',
+              class: 'actions',
+              cell: (b) => (
+                <>
+                  <button type="button" onClick={() => act(async () => saveBlob(await unwrap(api.GET('/api/backup/{id}/download', { params: { path: { id: b.id } }, parseAs: 'blob' })), `${b.id}.tar.gz`))}>
+                    Download
+                  </button>
+                  {writable && (
+                    <>
+                      <button
+                        type="button"
+                        onClick={() => {
+                          setResult(null);
+                          setRestoring(b);
+                        }}
+                      >
+                        Restore…
+                      </button>
+                      <button type="button" class="danger" onClick={() => confirm(`Delete ${b.id}?`) && act(() => unwrap(api.DELETE('/api/backup/{id}', { params: { path: { id: b.id } } })))}>
+                        Delete
+                      </button>
+                    </>
+                  )}
+                </>
+              ),
+            },
+          ]}
+        />
       )}
       <Dialog title="Restore this backup?" open={restoring !== null} onClose={() => setRestoring(null)}>
         {restoring && (

@@ -1,12 +1,21 @@
 /** Containers of the stack: state, start/stop/restart, image update check, and update jobs with live progress. */
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
-import type { Job } from '../api/types';
+import type { ImageUpdate, Job } from '../api/types';
 import { Badge, ErrorBox, Loading, PageHeader, StatusBadge, when } from '../components/ui';
+import { DataTable } from '../components/data-table';
 import { useAsync } from '../lib/use-async';
 import { useLiveReload } from '../lib/events';
 import { JobProgress } from './containers/job-progress';
 import { canWrite, useSession } from '../lib/session';
+
+/** The update check's answer for one container: available, up to date, or why it is not known. */
+function UpdateState({ update }: { update: ImageUpdate | undefined }) {
+  if (!update) return <span class="muted">–</span>;
+  if (update.update_available === true) return <Badge tone="warn">update available</Badge>;
+  if (update.update_available === false) return <Badge tone="ok">up to date</Badge>;
+  return <span class="muted small">{update.error ?? 'unknown'}</span>;
+}
 
 export default function Containers() {
   const { session } = useSession();
@@ -60,73 +69,62 @@ export default function Containers() {
       <ErrorBox error={list.error} />
       <Loading when={list.loading && !list.data} />
       {list.data && (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Container</th>
-                <th>State</th>
-                <th>Image</th>
-                <th>Update</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.length === 0 && (
-                <tr>
-                  <td colSpan={5} class="muted">
-                    No stack containers.
-                  </td>
-                </tr>
-              )}
-              {list.data.map((c) => {
-                const u = updateFor(c.name);
-                return (
-                  <tr key={c.name} data-container={c.name}>
-                    <td>
-                      {c.name}
-                      <div class="muted small">{c.status}</div>
-                    </td>
-                    <td>
-                      <StatusBadge status={c.state} /> {c.health && c.health !== 'none' && <StatusBadge status={c.health} />}
-                      <div class="muted small">since {when(c.started_at)}</div>
-                    </td>
-                    <td>
-                      <code class="small">{c.image ?? '–'}</code>
-                    </td>
-                    <td>
-                      {u ? u.update_available === true ? <Badge tone="warn">update available</Badge> : u.update_available === false ? <Badge tone="ok">up to date</Badge> : <span class="muted small">{u.error ?? 'unknown'}</span> : <span class="muted">–</span>}
-                    </td>
-                    <td class="actions">
-                      {writable && c.state !== 'missing' && (
-                        <>
-                          {c.state !== 'running' && (
-                            <button type="button" disabled={busy === c.name} onClick={() => act(c.name, () => unwrap(api.POST('/api/container/container/{action}', { params: { path: { action: 'start' } }, body: { container_name: c.name } })))}>
-                              Start
-                            </button>
-                          )}
-                          {c.state === 'running' && (
-                            <button type="button" disabled={busy === c.name} onClick={() => confirm(`Stop ${c.name}?`) && act(c.name, () => unwrap(api.POST('/api/container/container/{action}', { params: { path: { action: 'stop' } }, body: { container_name: c.name } })))}>
-                              Stop
-                            </button>
-                          )}
-                          <button type="button" disabled={busy === c.name} onClick={() => act(c.name, () => unwrap(api.POST('/api/container/container/{action}', { params: { path: { action: 'restart' } }, body: { container_name: c.name } })))}>
-                            Restart
-                          </button>
-                          {u?.update_available && (
-                            <button type="button" class="primary" disabled={busy !== null} onClick={() => confirm(`Update ${c.name} to the latest image? A pre-update backup is taken first.`) && update([c.name])}>
-                              Update
-                            </button>
-                          )}
-                        </>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          rows={list.data}
+          rowKey={(c) => c.name}
+          rowProps={(c) => ({ 'data-container': c.name })}
+          empty="No stack containers."
+          columns={[
+            {
+              title: 'Container',
+              cell: (c) => (
+                <>
+                  {c.name}
+                  <div class="muted small">{c.status}</div>
+                </>
+              ),
+            },
+            {
+              title: 'State',
+              cell: (c) => (
+                <>
+                  <StatusBadge status={c.state} /> {c.health && c.health !== 'none' && <StatusBadge status={c.health} />}
+                  <div class="muted small">since {when(c.started_at)}</div>
+                </>
+              ),
+            },
+            { title: 'Image', cell: (c) => <code class="small">{c.image ?? '–'}</code> },
+            { title: 'Update', cell: (c) => <UpdateState update={updateFor(c.name)} /> },
+            {
+              title: '',
+              class: 'actions',
+              cell: (c) =>
+                writable &&
+                c.state !== 'missing' && (
+                  <>
+                    {c.state !== 'running' && (
+                      <button type="button" disabled={busy === c.name} onClick={() => act(c.name, () => unwrap(api.POST('/api/container/container/{action}', { params: { path: { action: 'start' } }, body: { container_name: c.name } })))}>
+                        Start
+                      </button>
+                    )}
+                    {c.state === 'running' && (
+                      <button type="button" disabled={busy === c.name} onClick={() => confirm(`Stop ${c.name}?`) && act(c.name, () => unwrap(api.POST('/api/container/container/{action}', { params: { path: { action: 'stop' } }, body: { container_name: c.name } })))}>
+                        Stop
+                      </button>
+                    )}
+                    <button type="button" disabled={busy === c.name} onClick={() => act(c.name, () => unwrap(api.POST('/api/container/container/{action}', { params: { path: { action: 'restart' } }, body: { container_name: c.name } })))}>
+                      Restart
+                    </button>
+                    {updateFor(c.name)?.update_available && (
+                      <button type="button" class="primary" disabled={busy !== null} onClick={() => confirm(`Update ${c.name} to the latest image? A pre-update backup is taken first.`) && update([c.name])}>
+                        Update
+                      </button>
+                    )}
+                  </>
+                ),
+            },
+          ]}
+        />
       )}
     </>
   );

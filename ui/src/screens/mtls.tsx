@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, saveBlob, unwrap } from '../api/client';
 import { ErrorBox, Field, FieldError, Loading, PageHeader, StatusBadge, when } from '../components/ui';
+import { DataTable } from '../components/data-table';
 import { useAsync } from '../lib/use-async';
 import { objectsOf, useLiveReload } from '../lib/events';
 import { canWrite, useSession } from '../lib/session';
@@ -111,49 +112,47 @@ export default function Mtls() {
       <h2>Client certificates</h2>
       <ErrorBox error={clients.error} />
       {clients.data && clients.data.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Client</th>
-                <th>Expires</th>
-                <th>State</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {clients.data.map((cl) => (
-                <tr key={cl.id} data-client={cl.id}>
-                  <td>
-                    {cl.name}
-                    <div class="muted small">serial {cl.serial}</div>
-                  </td>
-                  <td>{when(cl.expiry)}</td>
-                  <td>
-                    <StatusBadge status={cl.revoked ? 'revoked' : 'active'} />
-                  </td>
-                  <td class="actions">
-                    {!cl.revoked && (
-                      <button type="button" onClick={() => act(async () => saveBlob(await unwrap(api.GET('/api/mtls/clients/{id}/download', { params: { path: { id: cl.id } }, parseAs: 'blob' })), `${cl.id}.p12`))}>
-                        Download .p12
-                      </button>
-                    )}
-                    {writable && !cl.revoked && (
-                      <button type="button" class="danger" onClick={() => confirm(`Revoke ${cl.name}? It stops working at once.`) && act(() => unwrap(api.PUT('/api/mtls/clients/{id}/revoke', { params: { path: { id: cl.id } } })))}>
-                        Revoke
-                      </button>
-                    )}
-                    {writable && (
-                      <button type="button" onClick={() => confirm(`Delete ${cl.name}?`) && act(() => unwrap(api.DELETE('/api/mtls/clients/{id}', { params: { path: { id: cl.id } } })))}>
-                        Delete
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          rows={clients.data}
+          rowKey={(cl) => cl.id}
+          rowProps={(cl) => ({ 'data-client': cl.id })}
+          columns={[
+            {
+              title: 'Client',
+              cell: (cl) => (
+                <>
+                  {cl.name}
+                  <div class="muted small">serial {cl.serial}</div>
+                </>
+              ),
+            },
+            { title: 'Expires', cell: (cl) => when(cl.expiry) },
+            { title: 'State', cell: (cl) => <StatusBadge status={cl.revoked ? 'revoked' : 'active'} /> },
+            {
+              title: '',
+              class: 'actions',
+              cell: (cl) => (
+                <>
+                  {!cl.revoked && (
+                    <button type="button" onClick={() => act(async () => saveBlob(await unwrap(api.GET('/api/mtls/clients/{id}/download', { params: { path: { id: cl.id } }, parseAs: 'blob' })), `${cl.id}.p12`))}>
+                      Download .p12
+                    </button>
+                  )}
+                  {writable && !cl.revoked && (
+                    <button type="button" class="danger" onClick={() => confirm(`Revoke ${cl.name}? It stops working at once.`) && act(() => unwrap(api.PUT('/api/mtls/clients/{id}/revoke', { params: { path: { id: cl.id } } })))}>
+                      Revoke
+                    </button>
+                  )}
+                  {writable && (
+                    <button type="button" onClick={() => confirm(`Delete ${cl.name}?`) && act(() => unwrap(api.DELETE('/api/mtls/clients/{id}', { params: { path: { id: cl.id } } })))}>
+                      Delete
+                    </button>
+                  )}
+                </>
+              ),
+            },
+          ]}
+        />
       )}
       {c?.has_ca && writable && (
         <form
