@@ -5,27 +5,30 @@
  * through the event stream, and sees the end: succeeded (and up to date), or failed at the health
  * check with the old container rolled back and running again.
  */
+import type { ExecutionContext } from 'ava';
 import type { Page } from 'playwright-core';
-import { assertClean, chromiumMissing, openBrowser, SKIP_MESSAGE } from './browser.ts';
-import { startUiServer } from './server.ts';
-import { buildAndPush, publishNewer } from '../containers/registry.ts';
+import { assertClean, uiTest, type UiTestOptions } from './browser.ts';
+import { buildAndPush, publishNewer, registrySkipReason, type Registry } from '../containers/registry.ts';
+import { dockerSkipReason, type Engine } from '../containers/support.ts';
 import { createService, engineAndRegistryTests } from '../containers/update-support.ts';
-import type { Engine } from '../containers/support.ts';
 
-const { test, updateTest } = engineAndRegistryTests('UI container update tests');
-if (chromiumMissing) console.warn(`SKIP UI container update tests: ${SKIP_MESSAGE}`);
-const uiUpdateTest = chromiumMissing ? test.serial.skip : updateTest;
+type Context = { engine?: Engine; registry?: Registry };
+const { test } = engineAndRegistryTests('UI container update tests');
 
-const STACK = ['ui-upd-ok', 'ui-upd-bad'];
-
-/** The UI's server on the private engine; a new container counts as healthy after 3 s running, so the health step is seen running. */
-function startServer(t: Parameters<typeof startUiServer>[0], engine: Engine) {
-  return startUiServer(t, {
-    docker: { host: '', socket: engine.socket },
-    stack: { containers: STACK, project: '' },
+/**
+ * The UI's server on the private engine; a new container counts as healthy after 3 s running, so
+ * the health step is seen running. Serial: the tests share the engine and the registry.
+ */
+const options: UiTestOptions<Context> = {
+  test,
+  serial: true,
+  skip: dockerSkipReason() ?? registrySkipReason(),
+  config: (t: ExecutionContext<Context>) => ({
+    docker: { host: '', socket: t.context.engine!.socket },
+    stack: { containers: ['ui-upd-ok', 'ui-upd-bad'], project: '' },
     containers: { stop_timeout_s: 5, updates_ttl_s: 600, update_stable_s: 3 },
-  });
-}
+  }),
+};
 
 interface JobFrame {
   status: string | null;
@@ -72,15 +75,12 @@ async function startUpdateFromUi(page: Page, url: string, service: string) {
   return { row, card };
 }
 
-uiUpdateTest('update from the Containers screen: update available → steps advance live (running, then ok) → succeeded, and the row says up to date on the new image', async (t) => {
-  t.timeout(300_000);
+uiTest('update from the Containers screen: update available → steps advance live (running, then ok) → succeeded, and the row says up to date on the new image', async (t, { server, page, problems }) => {
   const engine = t.context.engine!;
   const reference = `${t.context.registry!.host}/stack/ui-upd-ok:1`;
   const v1 = await buildAndPush(engine, reference, { content: 'v1' });
   const old = await createService(engine.docker, { name: 'ui-upd-ok', image: reference });
   const v2 = await publishNewer(engine, reference, v1.id, { content: 'v2' });
-  const server = await startServer(t, engine);
-  const { page, problems } = await openBrowser(t);
   let jobPolls = 0;
   page.on('request', (request) => void (/\/api\/jobs\/job-/.test(request.url()) && jobPolls++));
 
@@ -105,18 +105,19 @@ uiUpdateTest('update from the Containers screen: update available → steps adva
   const now = await engine.docker.getContainer('ui-upd-ok').inspect();
   t.is(now.Image, v2.id, 'the container runs v2');
   t.not(now.Id, old.Id);
-  assertClean(t, problems, 'containers update');
-});
 
-uiUpdateTest('a failing update is shown as it is: failed at health, the error from the server, the rollback step ok, "Rolled back" said, and the old container running', async (t) => {
-  t.timeout(300_000);
+  // a job started before the page opened (here: before a reload) is still shown, with its end
+  await page.reload();
+  await page.locator('[data-job-status="succeeded"] [data-step="ui-upd-ok:health"][data-step-status="ok"]').waitFor();
+  assertClean(t, problems, 'containers update');
+}, options);
+
+uiTest('a failing update is shown as it is: failed at health, the error from the server, the rollback step ok, "Rolled back" said, and the old container running', async (t, { server, page, problems }) => {
   const engine = t.context.engine!;
   const reference = `${t.context.registry!.host}/stack/ui-upd-bad:1`;
   const v1 = await buildAndPush(engine, reference, { content: 'v1', healthcheck: 'true' });
   const old = await createService(engine.docker, { name: 'ui-upd-bad', image: reference });
   await publishNewer(engine, reference, v1.id, { content: 'v2', healthcheck: 'false' });
-  const server = await startServer(t, engine);
-  const { page, problems } = await openBrowser(t);
 
   const { row, card } = await startUpdateFromUi(page, server.url, 'ui-upd-bad');
   await page.locator('[data-job-status="failed"]').waitFor();
@@ -137,4 +138,4 @@ uiUpdateTest('a failing update is shown as it is: failed at health, the error fr
   t.is(now.Id, old.Id, 'the old container, under its old name');
   t.true(now.State.Running);
   assertClean(t, problems, 'containers failed update');
-});
+}, options);
