@@ -43,5 +43,14 @@ uiTest('backup create with a note, then restore with confirmation shows the safe
   t.true(existsSync(kept), 'the deleted file is back');
   await page.goto(`${server.url}/middlewares`);
   await page.locator('tr[data-middleware="kept"]').waitFor();
+
+  // retention on demand: within keep_last/max_age nothing goes, and the page says what it kept
+  await page.goto(`${server.url}/backups`);
+  await page.locator(`tr[data-backup="${safety}"]`).waitFor();
+  const listed = await page.locator('#backup-list tr[data-backup]').count();
+  page.once('dialog', (confirm) => void confirm.accept());
+  await page.getByRole('button', { name: 'Apply retention now' }).click();
+  t.is(await page.locator('#cleanup-result').innerText(), `Retention applied: nothing to delete; ${listed} kept.`);
+  t.is(await page.locator('#backup-list tr[data-backup]').count(), listed);
   assertClean(t, problems, 'backups');
 });

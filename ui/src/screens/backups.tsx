@@ -19,6 +19,7 @@ export default function Backups() {
   const [restoreTokens, setRestoreTokens] = useState(false);
   const [result, setResult] = useState<RestoreResult | null>(null);
   const [created, setCreated] = useState<string | null>(null);
+  const [cleaned, setCleaned] = useState<{ deleted: string[]; kept: number } | null>(null);
   useLiveReload((e) => e.type === 'backup', list.reload);
   const act = async (action: () => Promise<unknown>) => {
     setError(null);
@@ -34,11 +35,22 @@ export default function Backups() {
   };
   return (
     <>
-      <PageHeader title="Backups" />
+      <PageHeader title="Backups">
+        {writable && (
+          <button type="button" disabled={busy} onClick={() => confirm('Apply the retention policy now? Backups past it are deleted.') && act(async () => setCleaned(await unwrap(api.POST('/api/backup/cleanup'))))}>
+            Apply retention now
+          </button>
+        )}
+      </PageHeader>
       <ErrorBox error={error} />
       {result && (
         <div class="success" role="status" id="restore-result">
           Restored <code>{result.restored}</code> ({result.files} files). The state before the restore was saved as <code>{result.safety_backup}</code>.
+        </div>
+      )}
+      {cleaned && (
+        <div class="success" role="status" id="cleanup-result">
+          Retention applied: {cleaned.deleted.length ? <>deleted {cleaned.deleted.map((id) => <code key={id}>{id} </code>)}</> : 'nothing to delete'}; {cleaned.kept} kept.
         </div>
       )}
       {created && (

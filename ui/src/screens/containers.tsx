@@ -1,13 +1,22 @@
 /** Containers of the stack: state, start/stop/restart, image update check, and update jobs with live progress. */
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
 import type { ImageUpdate, Job } from '../api/types';
 import { Badge, ErrorBox, Loading, PageHeader, StatusBadge, when } from '../components/ui';
 import { DataTable } from '../components/data-table';
 import { useAsync } from '../lib/use-async';
-import { useLiveReload } from '../lib/events';
+import { jobOf, onLiveEvent, useLiveReload } from '../lib/events';
 import { JobProgress } from './containers/job-progress';
 import { canWrite, useSession } from '../lib/session';
+
+/** Update jobs shown: the newest first, at most this many. */
+const SHOWN_JOBS = 3;
+
+function mergeJobs(current: Job[], more: Job[]): Job[] {
+  const byId = new Map(current.map((job) => [job.id, job]));
+  for (const job of more) if (!byId.has(job.id)) byId.set(job.id, job);
+  return [...byId.values()].sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0)).slice(0, SHOWN_JOBS);
+}
 
 /** The update check's answer for one container: available, up to date, or why it is not known. */
 function UpdateState({ update }: { update: ImageUpdate | undefined }) {
@@ -26,6 +35,19 @@ export default function Containers() {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const [jobs, setJobs] = useState<Job[]>([]);
+  // jobs that began before this page opened (a reload, another operator, the API) are shown too
+  const recent = useAsync(() => unwrap(api.GET('/api/jobs', { params: { query: { kind: 'container_update', page: 1, page_size: SHOWN_JOBS } } })), []);
+  useEffect(() => {
+    if (recent.data) setJobs((current) => mergeJobs(current, recent.data!));
+  }, [recent.data]);
+  useEffect(
+    () =>
+      onLiveEvent((event) => {
+        const job = jobOf(event);
+        if (job?.kind === 'container_update') setJobs((current) => mergeJobs(current, [job]));
+      }),
+    [],
+  );
   useLiveReload((e) => e.type === 'container', list.reload);
   // a finished update changed containers and digests: the list and a shown update check are stale
   useLiveReload(
@@ -50,7 +72,7 @@ export default function Containers() {
   const update = (names: string[]) =>
     act(names.join(','), async () => {
       const job = await unwrap(api.POST('/api/container/update', { body: { services: names, backup: true } }));
-      setJobs((current) => [job, ...current]);
+      setJobs((current) => mergeJobs([job], current));
     });
   const updateFor = (name: string) => updates.data?.find((u) => u.service === name);
 
@@ -63,6 +85,7 @@ export default function Containers() {
       </PageHeader>
       <ErrorBox error={error} />
       <ErrorBox error={updates.error} title="Update check" />
+      <ErrorBox error={recent.error} title="Update jobs" />
       {jobs.map((job) => (
         <JobProgress key={job.id} initial={job} />
       ))}
