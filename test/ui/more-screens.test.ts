@@ -8,6 +8,10 @@ import { assertClean, uiTest } from './browser.ts';
 
 uiTest('mTLS: create a CA and a client, download its .p12, revoke it', async (t, { server, page, problems }) => {
   await page.goto(`${server.url}/mtls`);
+  // the test's Traefik static config has no plugins: the screen says the mtlswhitelist plugin is missing and where to add it
+  const plugin = page.locator('#mtls-plugin[data-installed="false"]');
+  await plugin.waitFor();
+  t.regex(await plugin.innerText(), /mtlswhitelist: missing not in \S*traefik\.yml; install it on the Traefik plugins screen/);
   await page.getByLabel('Common name').fill('UI test CA');
   await page.getByLabel('Key size').selectOption('2048');
   await page.getByRole('button', { name: 'Create CA' }).click();

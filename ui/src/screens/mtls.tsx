@@ -12,6 +12,8 @@ export default function Mtls() {
   const writable = canWrite(session);
   const config = useAsync(() => unwrap(api.GET('/api/mtls/config')), []);
   const clients = useAsync(() => unwrap(api.GET('/api/mtls/clients')), []);
+  // client certificates are only checked by Traefik when its mtlswhitelist plugin is installed
+  const plugin = useAsync(() => unwrap(api.GET('/api/mtls/plugin/check')), []);
   const [error, setError] = useState<unknown>(null);
   const [ca, setCa] = useState({ common_name: 'Stack Manager CA', organization: '', validity_days: 1825, key_size: 2048 as 2048 | 3072 | 4096 });
   const [client, setClient] = useState({ name: '', p12_password: '', validity_days: 730, key_size: 2048 as 2048 | 3072 | 4096, legacy_p12: false });
@@ -45,6 +47,21 @@ export default function Mtls() {
       </PageHeader>
       <ErrorBox error={error} />
       <ErrorBox error={config.error} />
+      <ErrorBox error={plugin.error} title="Traefik plugin" />
+      {plugin.data && (
+        <p class="card small" id="mtls-plugin" data-installed={plugin.data.installed}>
+          Traefik plugin <code>{plugin.data.plugin_name}</code>:{' '}
+          {plugin.data.installed ? (
+            <>
+              <StatusBadge status="installed" /> {plugin.data.module_name} {plugin.data.version}
+            </>
+          ) : (
+            <>
+              <StatusBadge status="missing" /> not in {plugin.data.static_config_path ? <code>{plugin.data.static_config_path}</code> : 'the static configuration (no path set)'}; install it on the <a href="/plugins">Traefik plugins</a> screen, then restart Traefik.
+            </>
+          )}
+        </p>
+      )}
       <Loading when={config.loading && !c} />
       {c && (
         <section class="card" id="mtls-ca">
