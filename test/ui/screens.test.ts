@@ -5,6 +5,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { pluginsDir } from '../plugin-loader/helpers.ts';
 import { ARTIFACTS, assertClean, clearProblems, uiTest } from './browser.ts';
 
 const SCREENS: [string, string, string][] = [
@@ -24,6 +25,7 @@ const SCREENS: [string, string, string][] = [
   ['/containers', 'Containers', 'containers'],
   ['/security', 'Security', 'security'],
   ['/logs', 'Logs', 'logs'],
+  ['/server-plugins', 'Server plugins', 'server-plugins'],
   ['/tokens', 'API tokens', 'tokens'],
 ];
 
@@ -112,3 +114,14 @@ uiTest('theme: "system" follows the OS scheme live, an explicit choice holds aga
   t.is(await shown(), LIGHT, 'back to the system: light, as the OS is now');
   assertClean(t, problems, 'theme');
 });
+
+uiTest('server plugins: a loaded plugin with its routes, and one that failed with its error', async (t, { server, page, problems }) => {
+  await page.goto(server.url + '/server-plugins');
+  const hello = page.locator('tr[data-server-plugin="hello"]');
+  await hello.locator('.badge', { hasText: /^loaded$/ }).waitFor();
+  t.regex(await hello.innerText(), /GET \/api\/ext\/hello\/greeting/);
+  const throws = page.locator('tr[data-server-plugin="throws"]');
+  await throws.locator('.badge', { hasText: /^failed$/ }).waitFor();
+  t.regex(await throws.innerText(), /throws: cannot start/);
+  assertClean(t, problems, 'server plugins');
+}, { config: async (t) => ({ plugins: { dir: await pluginsDir(t, ['hello', 'throws']), enabled: ['hello', 'throws'], config: {} } }) });
