@@ -74,3 +74,16 @@ uiTest('tokens: a new token is shown once and can be revoked', async (t, { serve
   t.is((await fetch(`${server.url}/api/auth/whoami`, { headers: { authorization: `Bearer ${token}` } })).status, 401);
   assertClean(t, problems, 'tokens');
 }, { config: { auth: { mode: 'ops' } } });
+
+uiTest("explorer: Traefik's overview counts per protocol (with its errors) and its entry points head the lists", async (t, { server, page, problems }) => {
+  await page.goto(`${server.url}/explorer`);
+  const overview = page.locator('[data-overview="http"]');
+  await overview.waitFor();
+  // the fake Traefik serves the shared fixture: 15 HTTP routers, one of them in error
+  t.is(await overview.innerText(), 'HTTP: 15 routers (1 with errors) · 11 services · 11 middlewares');
+  await page.getByLabel('Protocol').selectOption('tcp');
+  t.regex(await page.locator('[data-overview="tcp"]').innerText(), /^TCP: 2 routers \(1 with errors\) · 2 services · 2 middlewares$/);
+  t.is(await page.locator('[data-entry-point="websecure"]').innerText(), 'websecure :443');
+  t.is(await page.locator('[data-entry-point]').count(), 5);
+  assertClean(t, problems, 'explorer');
+});

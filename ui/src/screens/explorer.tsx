@@ -1,9 +1,10 @@
-/** Traefik explorer: routers, services and middlewares as Traefik reports them, with their errors and partial answers. */
+/** Traefik explorer: Traefik's overview and entry points, then routers, services and middlewares as Traefik reports them, with their errors and partial answers. */
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
 import { Badge, ErrorBox, Field, Json, Loading, PageHeader, StatusBadge, Tabs } from '../components/ui';
 import { DataTable } from '../components/data-table';
 import { useAsync } from '../lib/use-async';
+import { ExplorerSummary } from './explorer/summary';
 
 type Kind = 'routers' | 'services' | 'middlewares';
 type Protocol = 'http' | 'tcp' | 'udp';
@@ -24,6 +25,7 @@ export default function Explorer() {
     <>
       <PageHeader title="Traefik explorer">{version.data && <span class="muted">Traefik {version.data.version}</span>}</PageHeader>
       <ErrorBox error={version.error} title="Traefik API" />
+      <ExplorerSummary protocol={protocol} />
       <Tabs<Kind>
         tabs={[
           ['routers', 'Routers'],
