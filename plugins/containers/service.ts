@@ -104,13 +104,14 @@ export class ContainerService {
     const summaries = (await this.listAll()).filter((s) => stack.includes(nameOf(s), s.Labels));
     const results = await Promise.all(summaries.map(async (summary) => {
       const inspect = await this.inspect(summary.Id);
-      return inspect ? this.updateOf(nameOf(summary), inspect.Config.Image, refresh) : null;
+      return inspect ? this.updateOf(nameOf(summary), inspect.Config.Image, inspect.Image, refresh) : null;
     }));
     return results.filter((r): r is ImageUpdateView => r !== null).sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : 0));
   }
 
-  private async updateOf(service: string, reference: string, refresh: boolean): Promise<ImageUpdateView> {
-    const image = await orNull(this.options.docker.call(`inspect image ${reference}`, () => this.engine.getImage(reference).inspect()));
+  /** `imageId` is what the container runs: the tag may point at a newer pull (a rolled-back update), which it does not run. */
+  private async updateOf(service: string, reference: string, imageId: string, refresh: boolean): Promise<ImageUpdateView> {
+    const image = await orNull(this.options.docker.call(`inspect image ${reference}`, () => this.engine.getImage(imageId).inspect()));
     const current = currentDigest(reference, image?.RepoDigests);
     const registry = await this.registry.get(reference, refresh);
     const problems: string[] = [];

@@ -108,6 +108,10 @@ updateTest('a v2 whose healthcheck fails is rolled back: the old container runs 
   const names = await containerNames(docker);
   t.deepEqual(names.filter((n) => n.includes('-old-')), [], 'no -old- leftover');
   t.is(names.filter((n) => n.startsWith('svc-bad')).length, 1, 'the new container is removed');
+
+  // the tag now names the pulled v2, but the container runs v1: the update is still available
+  const check = (await server.inject({ method: 'GET', url: '/api/container/updates' })).json() as Array<Record<string, unknown>>;
+  t.like(check.find((u) => u.service === 'svc-bad'), { current_digest: v1.digest, update_available: true, error: null });
 });
 
 updateTest('registry down during pull: the job fails at pull naming the registry, the container is untouched', async (t) => {

@@ -6,8 +6,9 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { ExecutionContext } from 'ava';
+import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { startUiServer, type UiServer } from './server.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const chromiumMissing = !existsSync(CHROMIUM);
@@ -101,3 +102,47 @@ export function clearProblems(problems: PageProblems): void {
 }
 
 export const ARTIFACTS = path.join(import.meta.dirname, '..', '..', 'test-artifacts', 'ui');
+
+/** What a UI test gets: the real server, and a watched page in a fresh Chromium. */
+export interface UiKit {
+  server: UiServer;
+  browser: BrowserSession;
+  page: Page;
+  problems: PageProblems;
+}
+
+export interface UiTestOptions<Context> {
+  /** Settings over startUiServer's; a function for ones known only inside the test (t.context, a fake started first). */
+  config?: Record<string, unknown> | ((t: ExecutionContext<Context>) => Record<string, unknown> | Promise<Record<string, unknown>>);
+  /** Why this test cannot run on this machine besides Chromium (no dockerd, no CrowdSec), or null. */
+  skip?: string | null;
+  /** The file's own ava function when it has a typed context and before/after hooks; ava's default otherwise. */
+  test?: TestFn<Context>;
+  /** Run one at a time with the file's other serial tests (they share a private engine). */
+  serial?: boolean;
+}
+
+const warned = new Set<string>();
+
+/**
+ * One browser test: skipped (with the reason, once per file) when Chromium or what `skip` names
+ * is missing; otherwise the server started with `config`, a browser opened, and `body` run with
+ * the suite's 5 min budget — the same preamble every UI test file needs.
+ */
+export function uiTest<Context = unknown>(title: string, body: (t: ExecutionContext<Context>, kit: UiKit) => Promise<void>, options: UiTestOptions<Context> = {}): void {
+  const test = options.test ?? (anyTest as TestFn<Context>);
+  const reason = chromiumMissing ? SKIP_MESSAGE : (options.skip ?? null);
+  if (reason) {
+    if (!warned.has(reason)) console.warn(`SKIP UI tests: ${reason}`);
+    warned.add(reason);
+    (options.serial ? test.serial.skip : test.skip)(title, () => undefined);
+    return;
+  }
+  (options.serial ? test.serial : test)(title, async (t) => {
+    t.timeout(300_000);
+    const config = typeof options.config === 'function' ? await options.config(t) : options.config;
+    const server = await startUiServer(t, config);
+    const browser = await openBrowser(t);
+    await body(t, { server, browser, page: browser.page, problems: browser.problems });
+  });
+}

@@ -49,14 +49,6 @@ export function toApiError(status: number, body: unknown): ApiError {
   return new ApiError(status, err.id ?? 'http_' + status, err.message ?? `HTTP ${status}`, err.details ?? []);
 }
 
-/** For raw downloads (PKCS#12, backups): fetch with the token, a Blob back, the server's message on failure. */
-export async function fetchBlob(path: string): Promise<Blob> {
-  const token = currentToken();
-  const response = await fetch(path, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
-  if (!response.ok) throw toApiError(response.status, await response.json().catch(() => null));
-  return response.blob();
-}
-
 /** Saves a Blob under a file name (same-origin object URL, no navigation). */
 export function saveBlob(blob: Blob, fileName: string): void {
   const url = URL.createObjectURL(blob);
@@ -65,19 +57,4 @@ export function saveBlob(blob: Blob, fileName: string): void {
   link.download = fileName;
   link.click();
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
-
-/**
- * For routes built on other branches that are not yet in the generated schema (jobs, API.md §4.14):
- * the same token, the same error handling; the caller names the reply type from the contract.
- */
-export async function requestJson<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-  const token = currentToken();
-  const headers: Record<string, string> = { Accept: 'application/json' };
-  if (token) headers.Authorization = `Bearer ${token}`;
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const parsed = await response.json().catch(() => null);
-  if (!response.ok) throw toApiError(response.status, parsed);
-  return parsed as T;
 }

@@ -32,16 +32,9 @@ export type CreatedToken = Reply<'/api/auth/tokens', 'post', 201>;
 export type AccessStats = Reply<'/api/logs/proxy/advanced', 'get'>;
 export type MiddlewareType = Body<'/api/middlewares', 'post'>['type'];
 
-/** Job (API.md §4.14). Its routes are built on another branch; typed by hand from the contract until they are in the schema. */
-export interface Job {
-  id: string;
-  kind: string;
-  status: 'queued' | 'running' | 'succeeded' | 'failed';
-  progress: number;
-  params: Record<string, unknown>;
-  steps: { service: string | null; step: string; status: 'pending' | 'running' | 'ok' | 'failed' | 'skipped'; message: string; started_at: string | null; finished_at: string | null }[];
-  error: string | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-}
+/** A job (API.md §4.14), e.g. a container update with its steps. */
+export type Job = Reply<'/api/jobs/{id}', 'get'>;
+export type JobStep = Job['steps'][number];
+export type WhoAmI = Reply<'/api/auth/whoami', 'get'>;
+/** One upstream check of GET /api/health?deep=true. */
+export type HealthCheck = NonNullable<Health['checks']>[keyof NonNullable<Health['checks']>];

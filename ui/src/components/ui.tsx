@@ -51,9 +51,9 @@ export function Badge({ tone, children }: { tone: 'ok' | 'warn' | 'bad' | 'neutr
 
 export function statusTone(status: string | null | undefined): 'ok' | 'warn' | 'bad' | 'neutral' {
   if (!status) return 'neutral';
-  if (['ok', 'active', 'running', 'healthy', 'enabled', 'loaded', 'succeeded', 'live'].includes(status)) return 'ok';
+  if (['ok', 'active', 'running', 'healthy', 'enabled', 'loaded', 'succeeded', 'live', 'installed'].includes(status)) return 'ok';
   if (['degraded', 'disabled', 'starting', 'paused', 'restarting', 'queued', 'configured', 'skipped', 'connecting'].includes(status)) return 'warn';
-  if (['fail', 'error', 'exited', 'dead', 'missing', 'failed', 'unhealthy', 'offline'].includes(status)) return 'bad';
+  if (['fail', 'error', 'exited', 'dead', 'missing', 'failed', 'unhealthy', 'offline', 'incompatible'].includes(status)) return 'bad';
   return 'neutral';
 }
 

@@ -4,6 +4,7 @@
  * because EventSource cannot send headers.
  */
 import { useEffect, useRef } from 'preact/hooks';
+import type { Job } from '../api/types';
 import { currentToken } from './token';
 
 export type LiveEventType = 'object' | 'provider' | 'invalid_file' | 'upstream' | 'job' | 'container' | 'backup' | 'reset';
@@ -13,6 +14,11 @@ export interface LiveEvent {
   receivedAt: number;
 }
 type Listener = (event: LiveEvent) => void;
+
+/** A `job` event carries the whole Job of GET /api/jobs/:id (API.md §4.17), typed from the generated schema. */
+export function jobOf(event: LiveEvent): Job | null {
+  return event.type === 'job' && typeof event.data.id === 'string' ? (event.data as unknown as Job) : null;
+}
 
 const TYPES: LiveEventType[] = ['object', 'provider', 'invalid_file', 'upstream', 'job', 'container', 'backup', 'reset'];
 const listeners = new Set<Listener>();

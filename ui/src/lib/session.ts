@@ -6,12 +6,13 @@
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 import { api, ApiError, unwrap } from '../api/client';
+import type { WhoAmI } from '../api/types';
 import { currentToken, setToken } from './token';
 
-export type Role = 'viewer' | 'operator' | 'admin';
+export type Role = WhoAmI['role'];
 export interface Session {
   /** `unknown` until a token or an operation screen tells ops from off. */
-  mode: 'off' | 'ops' | 'all' | 'unknown';
+  mode: WhoAmI['auth_mode'] | 'unknown';
   /** null: no token (anonymous); configuration screens may still be open. */
   role: Role | null;
   name: string | null;
@@ -28,11 +29,11 @@ export async function probeSession(): Promise<Session> {
   if (token) {
     const result = await api.GET('/api/auth/whoami');
     if (result.response.ok && result.data) {
-      const who = result.data as { name: string | null; role: Role; auth_mode: Session['mode'] };
+      const who = result.data;
       return { mode: who.auth_mode, role: who.role, name: who.name, configOpen: true, opsOpen: true, tokenProblem: null };
     }
     setToken(null);
-    const problem = (result.error as { message?: string } | undefined)?.message ?? `HTTP ${result.response.status}`;
+    const problem = result.error?.message ?? `HTTP ${result.response.status}`;
     const anonymous = await probeSession();
     return { ...anonymous, tokenProblem: problem };
   }
@@ -44,7 +45,7 @@ export async function probeSession(): Promise<Session> {
 /** Without a token: does the server open operation routes to anyone (auth.mode off)? */
 export async function probeOperations(session: Session): Promise<Session> {
   try {
-    const who = (await unwrap(api.GET('/api/auth/whoami'))) as { name: string | null; role: Role; auth_mode: Session['mode'] };
+    const who = await unwrap(api.GET('/api/auth/whoami'));
     return { ...session, mode: who.auth_mode, role: who.role, opsOpen: true };
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) return { ...session, mode: session.mode === 'unknown' ? 'ops' : session.mode, opsOpen: false };

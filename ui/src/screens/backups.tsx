@@ -1,8 +1,9 @@
 /** Backups: create with a note, list, download, delete, and restore after a confirmation that names the safety backup. */
 import { useState } from 'preact/hooks';
-import { api, fetchBlob, saveBlob, unwrap } from '../api/client';
+import { api, saveBlob, unwrap } from '../api/client';
 import type { Backup, RestoreResult } from '../api/types';
 import { bytes, Dialog, ErrorBox, Field, FieldError, Loading, PageHeader, when } from '../components/ui';
+import { DataTable } from '../components/data-table';
 import { useAsync } from '../lib/use-async';
 import { useLiveReload } from '../lib/events';
 import { canWrite, useSession } from '../lib/session';
@@ -18,6 +19,7 @@ export default function Backups() {
   const [restoreTokens, setRestoreTokens] = useState(false);
   const [result, setResult] = useState<RestoreResult | null>(null);
   const [created, setCreated] = useState<string | null>(null);
+  const [cleaned, setCleaned] = useState<{ deleted: string[]; kept: number } | null>(null);
   useLiveReload((e) => e.type === 'backup', list.reload);
   const act = async (action: () => Promise<unknown>) => {
     setError(null);
@@ -33,11 +35,22 @@ export default function Backups() {
   };
   return (
     <>
-      <PageHeader title="Backups" />
+      <PageHeader title="Backups">
+        {writable && (
+          <button type="button" disabled={busy} onClick={() => confirm('Apply the retention policy now? Backups past it are deleted.') && act(async () => setCleaned(await unwrap(api.POST('/api/backup/cleanup'))))}>
+            Apply retention now
+          </button>
+        )}
+      </PageHeader>
       <ErrorBox error={error} />
       {result && (
         <div class="success" role="status" id="restore-result">
           Restored <code>{result.restored}</code> ({result.files} files). The state before the restore was saved as <code>{result.safety_backup}</code>.
+        </div>
+      )}
+      {cleaned && (
+        <div class="success" role="status" id="cleanup-result">
+          Retention applied: {cleaned.deleted.length ? <>deleted {cleaned.deleted.map((id) => <code key={id}>{id} </code>)}</> : 'nothing to delete'}; {cleaned.kept} kept.
         </div>
       )}
       {created && (
@@ -72,62 +85,54 @@ export default function Backups() {
       <ErrorBox error={list.error} />
       <Loading when={list.loading && !list.data} />
       {list.data && (
-        <div class="table-wrap">
-          <table id="backup-list">
-            <thead>
-              <tr>
-                <th>Backup</th>
-                <th>Kind</th>
-                <th>Size</th>
-                <th>Note</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.length === 0 && (
-                <tr>
-                  <td colSpan={5} class="muted">
-                    No backups yet.
-                  </td>
-                </tr>
-              )}
-              {list.data.map((b) => (
-                <tr key={b.id} data-backup={b.id}>
-                  <td>
-                    <code>{b.id}</code>
-                    <div class="muted small">{when(b.created_at)}</div>
-                  </td>
-                  <td>{b.kind}</td>
-                  <td>
-                    {bytes(b.size)} · {b.files} files
-                  </td>
-                  <td>{b.note}</td>
-                  <td class="actions">
-                    <button type="button" onClick={() => act(async () => saveBlob(await fetchBlob(`/api/backup/${encodeURIComponent(b.id)}/download`), `${b.id}.tar.gz`))}>
-                      Download
-                    </button>
-                    {writable && (
-                      <>
-                        <button
-                          type="button"
-                          onClick={() => {
-                            setResult(null);
-                            setRestoring(b);
-                          }}
-                        >
-                          Restore…
-                        </button>
-                        <button type="button" class="danger" onClick={() => confirm(`Delete ${b.id}?`) && act(() => unwrap(api.DELETE('/api/backup/{id}', { params: { path: { id: b.id } } })))}>
-                          Delete
-                        </button>
-                      </>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          id="backup-list"
+          rows={list.data}
+          rowKey={(b) => b.id}
+          rowProps={(b) => ({ 'data-backup': b.id })}
+          empty="No backups yet."
+          columns={[
+            {
+              title: 'Backup',
+              cell: (b) => (
+                <>
+                  <code>{b.id}</code>
+                  <div class="muted small">{when(b.created_at)}</div>
+                </>
+              ),
+            },
+            { title: 'Kind', cell: (b) => b.kind },
+            { title: 'Size', cell: (b) => `${bytes(b.size)} · ${b.files} files` },
+            { title: 'Note', cell: (b) => b.note },
+            {
+              title: '',
+              class: 'actions',
+              cell: (b) => (
+                <>
+                  <button type="button" onClick={() => act(async () => saveBlob(await unwrap(api.GET('/api/backup/{id}/download', { params: { path: { id: b.id } }, parseAs: 'blob' })), `${b.id}.tar.gz`))}>
+                    Download
+                  </button>
+                  {writable && (
+                    <>
+                      <button
+                        type="button"
+                        onClick={() => {
+                          setResult(null);
+                          setRestoring(b);
+                        }}
+                      >
+                        Restore…
+                      </button>
+                      <button type="button" class="danger" onClick={() => confirm(`Delete ${b.id}?`) && act(() => unwrap(api.DELETE('/api/backup/{id}', { params: { path: { id: b.id } } })))}>
+                        Delete
+                      </button>
+                    </>
+                  )}
+                </>
+              ),
+            },
+          ]}
+        />
       )}
       <Dialog title="Restore this backup?" open={restoring !== null} onClose={() => setRestoring(null)}>
         {restoring && (

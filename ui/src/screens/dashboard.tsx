@@ -1,6 +1,6 @@
 /** Dashboard: upstream health, provider status (ETag, last generation), invalid files with file:line, counts. */
 import { api, unwrap } from '../api/client';
-import type { ConfigStatus, Health } from '../api/types';
+import type { ConfigStatus, Health, HealthCheck } from '../api/types';
 import { ErrorBox, Loading, PageHeader, StatusBadge, when } from '../components/ui';
 import { useAsync } from '../lib/use-async';
 import { useLiveReload } from '../lib/events';
@@ -47,9 +47,7 @@ async function loadCounts() {
   return { resources, activeResources, middlewares, services: services - discovered, discovered };
 }
 
-type Check = { status: string; latency_ms: number; error: string | null };
-
-function CheckCard({ title, check, extra }: { title: string; check: Check | undefined; extra?: string | null }) {
+function CheckCard({ title, check, extra }: { title: string; check: HealthCheck | undefined; extra?: string | null }) {
   return (
     <div class="card" data-check={title}>
       <div class="muted small">{title}</div>
@@ -75,7 +73,7 @@ export default function Dashboard() {
   useLiveReload((e) => e.type === 'upstream', health.reload);
   useLiveReload((e) => e.type === 'object', counts.reload);
 
-  const checks = health.data && 'checks' in health.data ? (health.data.checks as Record<string, Check>) : undefined;
+  const checks = health.data && 'checks' in health.data ? (health.data.checks as Record<string, HealthCheck> | undefined) : undefined;
   const s = status.data;
   const invalidate = async () => {
     setRegenerating(true);

@@ -1,9 +1,10 @@
-/** Traefik explorer: routers, services and middlewares as Traefik reports them, with their errors and partial answers. */
-import { Fragment } from 'preact';
+/** Traefik explorer: Traefik's overview and entry points, then routers, services and middlewares as Traefik reports them, with their errors and partial answers. */
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
 import { Badge, ErrorBox, Field, Json, Loading, PageHeader, StatusBadge, Tabs } from '../components/ui';
+import { DataTable } from '../components/data-table';
 import { useAsync } from '../lib/use-async';
+import { ExplorerSummary } from './explorer/summary';
 
 type Kind = 'routers' | 'services' | 'middlewares';
 type Protocol = 'http' | 'tcp' | 'udp';
@@ -24,6 +25,7 @@ export default function Explorer() {
     <>
       <PageHeader title="Traefik explorer">{version.data && <span class="muted">Traefik {version.data.version}</span>}</PageHeader>
       <ErrorBox error={version.error} title="Traefik API" />
+      <ExplorerSummary protocol={protocol} />
       <Tabs<Kind>
         tabs={[
           ['routers', 'Routers'],
@@ -51,68 +53,47 @@ export default function Explorer() {
       <ErrorBox error={list.error} title={`Traefik ${kind}`} />
       <Loading when={list.loading && !list.data} />
       {list.data && (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Status</th>
-                <th>Provider</th>
-                <th>{kind === 'routers' ? 'Rule → service' : 'Type'}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.length === 0 && (
-                <tr>
-                  <td colSpan={4} class="muted">
-                    none
-                  </td>
-                </tr>
-              )}
-              {list.data.map((item) => {
-                const errors = Array.isArray(item.error) ? item.error : item.error ? [item.error] : [];
-                return (
-                  <Fragment key={item.name}>
-                    <tr>
-                      <td>
-                        <button type="button" class="link-button" aria-expanded={open === item.name} onClick={() => setOpen(open === item.name ? null : (item.name ?? null))}>
-                          {item.name}
-                        </button>
-                      </td>
-                      <td>
-                        <StatusBadge status={item.status} />
-                        {errors.map((e) => (
-                          <div class="field-error" key={e}>
-                            {e}
-                          </div>
-                        ))}
-                      </td>
-                      <td>
-                        <Badge tone="neutral">{item.provider}</Badge>
-                      </td>
-                      <td>
-                        {kind === 'routers' ? (
-                          <>
-                            <code>{item.rule}</code> → {item.service}
-                          </>
-                        ) : (
-                          item.type
-                        )}
-                      </td>
-                    </tr>
-                    {open === item.name && (
-                      <tr>
-                        <td colSpan={4}>
-                          <Json value={item} />
-                        </td>
-                      </tr>
-                    )}
-                  </Fragment>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          rows={list.data}
+          rowKey={(item) => item.name ?? ''}
+          empty="none"
+          detail={(item) => open === item.name && <Json value={item} />}
+          columns={[
+            {
+              title: 'Name',
+              cell: (item) => (
+                <button type="button" class="link-button" aria-expanded={open === item.name} onClick={() => setOpen(open === item.name ? null : (item.name ?? null))}>
+                  {item.name}
+                </button>
+              ),
+            },
+            {
+              title: 'Status',
+              cell: (item) => (
+                <>
+                  <StatusBadge status={item.status} />
+                  {(Array.isArray(item.error) ? item.error : item.error ? [item.error] : []).map((e) => (
+                    <div class="field-error" key={e}>
+                      {e}
+                    </div>
+                  ))}
+                </>
+              ),
+            },
+            { title: 'Provider', cell: (item) => <Badge tone="neutral">{item.provider}</Badge> },
+            {
+              title: kind === 'routers' ? 'Rule → service' : 'Type',
+              cell: (item) =>
+                kind === 'routers' ? (
+                  <>
+                    <code>{item.rule}</code> → {item.service}
+                  </>
+                ) : (
+                  item.type
+                ),
+            },
+          ]}
+        />
       )}
     </>
   );

@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
 import { Badge, Empty, ErrorBox, Field, Loading, PageHeader } from '../components/ui';
+import { DataTable } from '../components/data-table';
 import { useAsync } from '../lib/use-async';
 import { objectsOf, useLiveReload } from '../lib/events';
 import { canWrite, useSession } from '../lib/session';
@@ -40,33 +41,25 @@ export default function Middlewares() {
       <Loading when={list.loading && !list.data} />
       {list.data?.length === 0 && <Empty>No middlewares yet.</Empty>}
       {list.data && list.data.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Middleware</th>
-                <th>Type</th>
-                <th>Used by</th>
-                <th>Warnings</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((m) => (
-                <tr key={m.id} data-middleware={m.id}>
-                  <td>
-                    <a href={`/middlewares/${encodeURIComponent(m.id)}`}>{m.name}</a>
-                    <div class="muted small">{m.id}</div>
-                  </td>
-                  <td>
-                    <code>{m.type}</code>
-                  </td>
-                  <td>{m.used_by.length ? m.used_by.map((p) => p.replace(/^\/api\//, '')).join(', ') : <span class="muted">unused</span>}</td>
-                  <td>{m.warnings.map((w) => <Badge key={w} tone="warn">{w}</Badge>)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          rows={list.data}
+          rowKey={(m) => m.id}
+          rowProps={(m) => ({ 'data-middleware': m.id })}
+          columns={[
+            {
+              title: 'Middleware',
+              cell: (m) => (
+                <>
+                  <a href={`/middlewares/${encodeURIComponent(m.id)}`}>{m.name}</a>
+                  <div class="muted small">{m.id}</div>
+                </>
+              ),
+            },
+            { title: 'Type', cell: (m) => <code>{m.type}</code> },
+            { title: 'Used by', cell: (m) => (m.used_by.length ? m.used_by.map((p) => p.replace(/^\/api\//, '')).join(', ') : <span class="muted">unused</span>) },
+            { title: 'Warnings', cell: (m) => m.warnings.map((w) => <Badge key={w} tone="warn">{w}</Badge>) },
+          ]}
+        />
       )}
     </>
   );

@@ -1,7 +1,8 @@
 /** mTLS: the CA (create, enable/disable), client certificates (create with a PKCS#12 password, download .p12, revoke, delete). */
 import { useState } from 'preact/hooks';
-import { api, fetchBlob, saveBlob, unwrap } from '../api/client';
+import { api, saveBlob, unwrap } from '../api/client';
 import { ErrorBox, Field, FieldError, Loading, PageHeader, StatusBadge, when } from '../components/ui';
+import { DataTable } from '../components/data-table';
 import { useAsync } from '../lib/use-async';
 import { objectsOf, useLiveReload } from '../lib/events';
 import { canWrite, useSession } from '../lib/session';
@@ -11,6 +12,8 @@ export default function Mtls() {
   const writable = canWrite(session);
   const config = useAsync(() => unwrap(api.GET('/api/mtls/config')), []);
   const clients = useAsync(() => unwrap(api.GET('/api/mtls/clients')), []);
+  // client certificates are only checked by Traefik when its mtlswhitelist plugin is installed
+  const plugin = useAsync(() => unwrap(api.GET('/api/mtls/plugin/check')), []);
   const [error, setError] = useState<unknown>(null);
   const [ca, setCa] = useState({ common_name: 'Stack Manager CA', organization: '', validity_days: 1825, key_size: 2048 as 2048 | 3072 | 4096 });
   const [client, setClient] = useState({ name: '', p12_password: '', validity_days: 730, key_size: 2048 as 2048 | 3072 | 4096, legacy_p12: false });
@@ -44,6 +47,21 @@ export default function Mtls() {
       </PageHeader>
       <ErrorBox error={error} />
       <ErrorBox error={config.error} />
+      <ErrorBox error={plugin.error} title="Traefik plugin" />
+      {plugin.data && (
+        <p class="card small" id="mtls-plugin" data-installed={plugin.data.installed}>
+          Traefik plugin <code>{plugin.data.plugin_name}</code>:{' '}
+          {plugin.data.installed ? (
+            <>
+              <StatusBadge status="installed" /> {plugin.data.module_name} {plugin.data.version}
+            </>
+          ) : (
+            <>
+              <StatusBadge status="missing" /> not in {plugin.data.static_config_path ? <code>{plugin.data.static_config_path}</code> : 'the static configuration (no path set)'}; install it on the <a href="/plugins">Traefik plugins</a> screen, then restart Traefik.
+            </>
+          )}
+        </p>
+      )}
       <Loading when={config.loading && !c} />
       {c && (
         <section class="card" id="mtls-ca">
@@ -66,7 +84,7 @@ export default function Mtls() {
               </dd>
               <dt>Clients</dt>
               <dd>
-                {c.client_count} ({c.revoked_count} revoked) · CRL next update {when(c.crl_next_update)} · <button type="button" class="link-button" onClick={() => act(async () => saveBlob(await fetchBlob('/api/mtls/crl'), 'crl.pem'))}>
+                {c.client_count} ({c.revoked_count} revoked) · CRL next update {when(c.crl_next_update)} · <button type="button" class="link-button" onClick={() => act(async () => saveBlob(await unwrap(api.GET('/api/mtls/crl', { parseAs: 'blob' })), 'crl.pem'))}>
                   download CRL
                 </button>
               </dd>
@@ -111,49 +129,47 @@ export default function Mtls() {
       <h2>Client certificates</h2>
       <ErrorBox error={clients.error} />
       {clients.data && clients.data.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Client</th>
-                <th>Expires</th>
-                <th>State</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {clients.data.map((cl) => (
-                <tr key={cl.id} data-client={cl.id}>
-                  <td>
-                    {cl.name}
-                    <div class="muted small">serial {cl.serial}</div>
-                  </td>
-                  <td>{when(cl.expiry)}</td>
-                  <td>
-                    <StatusBadge status={cl.revoked ? 'revoked' : 'active'} />
-                  </td>
-                  <td class="actions">
-                    {!cl.revoked && (
-                      <button type="button" onClick={() => act(async () => saveBlob(await fetchBlob(`/api/mtls/clients/${encodeURIComponent(cl.id)}/download`), `${cl.id}.p12`))}>
-                        Download .p12
-                      </button>
-                    )}
-                    {writable && !cl.revoked && (
-                      <button type="button" class="danger" onClick={() => confirm(`Revoke ${cl.name}? It stops working at once.`) && act(() => unwrap(api.PUT('/api/mtls/clients/{id}/revoke', { params: { path: { id: cl.id } } })))}>
-                        Revoke
-                      </button>
-                    )}
-                    {writable && (
-                      <button type="button" onClick={() => confirm(`Delete ${cl.name}?`) && act(() => unwrap(api.DELETE('/api/mtls/clients/{id}', { params: { path: { id: cl.id } } })))}>
-                        Delete
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          rows={clients.data}
+          rowKey={(cl) => cl.id}
+          rowProps={(cl) => ({ 'data-client': cl.id })}
+          columns={[
+            {
+              title: 'Client',
+              cell: (cl) => (
+                <>
+                  {cl.name}
+                  <div class="muted small">serial {cl.serial}</div>
+                </>
+              ),
+            },
+            { title: 'Expires', cell: (cl) => when(cl.expiry) },
+            { title: 'State', cell: (cl) => <StatusBadge status={cl.revoked ? 'revoked' : 'active'} /> },
+            {
+              title: '',
+              class: 'actions',
+              cell: (cl) => (
+                <>
+                  {!cl.revoked && (
+                    <button type="button" onClick={() => act(async () => saveBlob(await unwrap(api.GET('/api/mtls/clients/{id}/download', { params: { path: { id: cl.id } }, parseAs: 'blob' })), `${cl.id}.p12`))}>
+                      Download .p12
+                    </button>
+                  )}
+                  {writable && !cl.revoked && (
+                    <button type="button" class="danger" onClick={() => confirm(`Revoke ${cl.name}? It stops working at once.`) && act(() => unwrap(api.PUT('/api/mtls/clients/{id}/revoke', { params: { path: { id: cl.id } } })))}>
+                      Revoke
+                    </button>
+                  )}
+                  {writable && (
+                    <button type="button" onClick={() => confirm(`Delete ${cl.name}?`) && act(() => unwrap(api.DELETE('/api/mtls/clients/{id}', { params: { path: { id: cl.id } } })))}>
+                      Delete
+                    </button>
+                  )}
+                </>
+              ),
+            },
+          ]}
+        />
       )}
       {c?.has_ca && writable && (
         <form

@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, unwrap } from '../api/client';
 import { ErrorBox, Field, FieldError, Loading, PageHeader, StatusBadge } from '../components/ui';
+import { DataTable } from '../components/data-table';
 import { useAsync } from '../lib/use-async';
 import { canWrite, useSession } from '../lib/session';
 
@@ -69,51 +70,49 @@ export default function Plugins() {
       {notConfigured ? <p class="muted">{(installed.error as ApiError).message}</p> : <ErrorBox error={installed.error} />}
       <Loading when={installed.loading && !installed.data} />
       {installed.data && (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Key</th>
-                <th>Module</th>
-                <th>Status</th>
-                <th>Used by</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {installed.data.length === 0 && (
-                <tr>
-                  <td colSpan={5} class="muted">
-                    No plugins in the static configuration.
-                  </td>
-                </tr>
-              )}
-              {installed.data.map((p) => (
-                <tr key={p.key}>
-                  <td>
-                    <code>{p.key}</code>
-                    {p.local && ' (local)'}
-                  </td>
-                  <td>
+        <DataTable
+          rows={installed.data}
+          rowKey={(p) => p.key}
+          empty="No plugins in the static configuration."
+          columns={[
+            {
+              title: 'Key',
+              cell: (p) => (
+                <>
+                  <code>{p.key}</code>
+                  {p.local && ' (local)'}
+                </>
+              ),
+            },
+            {
+                title: 'Module',
+                cell: (p) => (
+                  <>
                     {p.module_name} {p.version}
-                  </td>
-                  <td>
-                    <StatusBadge status={p.status} />
-                    {p.error && <div class="field-error">{p.error}</div>}
-                  </td>
-                  <td>{p.used_by.join(', ') || '–'}</td>
-                  <td>
-                    {writable && (
-                      <button type="button" class="danger" onClick={() => confirm(`Remove plugin ${p.key}?`) && act(() => unwrap(api.DELETE('/api/plugins/remove', { body: { key: p.key } })), `Removed ${p.key}. Restart Traefik to apply.`)}>
-                        Remove
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+                  </>
+                ),
+              },
+            {
+              title: 'Status',
+              cell: (p) => (
+                <>
+                  <StatusBadge status={p.status} />
+                  {p.error && <div class="field-error">{p.error}</div>}
+                </>
+              ),
+            },
+            { title: 'Used by', cell: (p) => p.used_by.join(', ') || '–' },
+            {
+              title: '',
+              cell: (p) =>
+                writable && (
+                  <button type="button" class="danger" onClick={() => confirm(`Remove plugin ${p.key}?`) && act(() => unwrap(api.DELETE('/api/plugins/remove', { body: { key: p.key } })), `Removed ${p.key}. Restart Traefik to apply.`)}>
+                    Remove
+                  </button>
+                ),
+            },
+          ]}
+        />
       )}
       <h2>Catalogue</h2>
       {!showCatalogue ? (
@@ -130,31 +129,35 @@ export default function Plugins() {
           <ErrorBox error={catalogue.error} title="Catalogue" />
           <Loading when={catalogue.loading} />
           {catalogue.data && (
-            <div class="table-wrap">
-              <table>
-                <tbody>
-                  {catalogue.data.map((entry) => (
-                    <tr key={entry.id}>
-                      <td>
-                        <strong>{entry.displayName}</strong>
-                        <div class="muted small">{entry.import}</div>
-                        <div class="small">{entry.summary}</div>
-                      </td>
-                      <td>{entry.latestVersion}</td>
-                      <td>
-                        {entry.isInstalled ? (
-                          'installed'
-                        ) : writable ? (
-                          <button type="button" onClick={() => act(() => unwrap(api.POST('/api/plugins/install', { body: { module_name: entry.import ?? '', ...(entry.latestVersion ? { version: entry.latestVersion } : {}) } })), `Installed ${entry.displayName}. Restart Traefik to load it.`)}>
-                            Install
-                          </button>
-                        ) : null}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable
+              headless
+              rows={catalogue.data}
+              rowKey={(entry) => entry.id ?? entry.import ?? ''}
+              columns={[
+                {
+                  title: 'Plugin',
+                  cell: (entry) => (
+                    <>
+                      <strong>{entry.displayName}</strong>
+                      <div class="muted small">{entry.import}</div>
+                      <div class="small">{entry.summary}</div>
+                    </>
+                  ),
+                },
+                { title: 'Version', cell: (entry) => entry.latestVersion },
+                {
+                  title: '',
+                  cell: (entry) =>
+                    entry.isInstalled ? (
+                      'installed'
+                    ) : writable ? (
+                      <button type="button" onClick={() => act(() => unwrap(api.POST('/api/plugins/install', { body: { module_name: entry.import ?? '', ...(entry.latestVersion ? { version: entry.latestVersion } : {}) } })), `Installed ${entry.displayName}. Restart Traefik to load it.`)}>
+                        Install
+                      </button>
+                    ) : null,
+                },
+              ]}
+            />
           )}
         </>
       )}

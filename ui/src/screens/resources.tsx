@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
 import { Empty, ErrorBox, Loading, PageHeader, StatusBadge, Field } from '../components/ui';
+import { DataTable } from '../components/data-table';
 import { useAsync } from '../lib/use-async';
 import { objectsOf, useLiveReload } from '../lib/events';
 
@@ -42,35 +43,26 @@ export default function Resources() {
       <Loading when={list.loading && !list.data} />
       {list.data && list.data.length === 0 && <Empty>No resources match. Resources are discovered from the active data source.</Empty>}
       {list.data && list.data.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Resource</th>
-                <th>Host</th>
-                <th>Status</th>
-                <th>Middlewares</th>
-                <th>Service</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((resource) => (
-                <tr key={resource.id} data-resource={resource.id}>
-                  <td>
-                    <a href={`/resources/${encodeURIComponent(resource.id)}`}>{resource.name}</a>
-                    <div class="muted small">{resource.source}</div>
-                  </td>
-                  <td>{resource.host ?? '–'}</td>
-                  <td>
-                    <StatusBadge status={resource.status} />
-                  </td>
-                  <td>{resource.middlewares.map((m) => m.id).concat(resource.external_middlewares.map((m) => m.name)).join(', ') || '–'}</td>
-                  <td>{resource.service_id ?? <span class="muted">{resource.upstream_service}</span>}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          rows={list.data}
+          rowKey={(resource) => resource.id}
+          rowProps={(resource) => ({ 'data-resource': resource.id })}
+          columns={[
+            {
+              title: 'Resource',
+              cell: (resource) => (
+                <>
+                  <a href={`/resources/${encodeURIComponent(resource.id)}`}>{resource.name}</a>
+                  <div class="muted small">{resource.source}</div>
+                </>
+              ),
+            },
+            { title: 'Host', cell: (resource) => resource.host ?? '–' },
+            { title: 'Status', cell: (resource) => <StatusBadge status={resource.status} /> },
+            { title: 'Middlewares', cell: (resource) => resource.middlewares.map((m) => m.id).concat(resource.external_middlewares.map((m) => m.name)).join(', ') || '–' },
+            { title: 'Service', cell: (resource) => resource.service_id ?? <span class="muted">{resource.upstream_service}</span> },
+          ]}
+        />
       )}
     </>
   );

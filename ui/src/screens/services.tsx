@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
 import { Empty, ErrorBox, Field, Loading, PageHeader, StatusBadge } from '../components/ui';
+import { DataTable } from '../components/data-table';
 import { useAsync } from '../lib/use-async';
 import { objectsOf, useLiveReload } from '../lib/events';
 import { canWrite, useSession } from '../lib/session';
@@ -41,39 +42,33 @@ export default function Services() {
       <Loading when={list.loading && !list.data} />
       {list.data?.length === 0 && <Empty>No services.</Empty>}
       {list.data && list.data.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Service</th>
-                <th>Type</th>
-                <th>Source</th>
-                <th>Status</th>
-                <th>Used by</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((s) => (
-                <tr key={s.id} data-service={s.id}>
-                  <td>
-                    <a href={`/services/${encodeURIComponent(s.id)}`}>{s.name}</a>
-                    <div class="muted small">{s.upstream_name ?? s.id}</div>
-                  </td>
-                  <td>
-                    <code>
-                      {s.protocol}/{s.type}
-                    </code>
-                  </td>
-                  <td>{s.source}</td>
-                  <td>
-                    <StatusBadge status={s.status} />
-                  </td>
-                  <td>{s.used_by.join(', ') || <span class="muted">unused</span>}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          rows={list.data}
+          rowKey={(s) => s.id}
+          rowProps={(s) => ({ 'data-service': s.id })}
+          columns={[
+            {
+              title: 'Service',
+              cell: (s) => (
+                <>
+                  <a href={`/services/${encodeURIComponent(s.id)}`}>{s.name}</a>
+                  <div class="muted small">{s.upstream_name ?? s.id}</div>
+                </>
+              ),
+            },
+            {
+              title: 'Type',
+              cell: (s) => (
+                <code>
+                  {s.protocol}/{s.type}
+                </code>
+              ),
+            },
+            { title: 'Source', cell: (s) => s.source },
+            { title: 'Status', cell: (s) => <StatusBadge status={s.status} /> },
+            { title: 'Used by', cell: (s) => s.used_by.join(', ') || <span class="muted">unused</span> },
+          ]}
+        />
       )}
     </>
   );

@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
 import type { CreatedToken } from '../api/types';
 import { ErrorBox, Field, FieldError, Loading, PageHeader, when } from '../components/ui';
+import { DataTable } from '../components/data-table';
 import { useAsync } from '../lib/use-async';
 
 type Role = 'viewer' | 'operator' | 'admin';
@@ -76,36 +77,26 @@ export default function Tokens() {
       <ErrorBox error={list.error} />
       <Loading when={list.loading && !list.data} />
       {list.data && (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Role</th>
-                <th>Created</th>
-                <th>Expires</th>
-                <th>Last used</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((t) => (
-                <tr key={t.name} data-token-name={t.name}>
-                  <td>{t.name}</td>
-                  <td>{t.role}</td>
-                  <td>{when(t.created_at)}</td>
-                  <td>{when(t.expires_at)}</td>
-                  <td>{when(t.last_used_at)}</td>
-                  <td>
-                    <button type="button" class="danger" onClick={() => confirm(`Revoke token ${t.name}?`) && act(() => unwrap(api.DELETE('/api/auth/tokens/{name}', { params: { path: { name: t.name } } })))}>
-                      Revoke
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          rows={list.data}
+          rowKey={(t) => t.name}
+          rowProps={(t) => ({ 'data-token-name': t.name })}
+          columns={[
+            { title: 'Name', cell: (t) => t.name },
+            { title: 'Role', cell: (t) => t.role },
+            { title: 'Created', cell: (t) => when(t.created_at) },
+            { title: 'Expires', cell: (t) => when(t.expires_at) },
+            { title: 'Last used', cell: (t) => when(t.last_used_at) },
+            {
+              title: '',
+              cell: (t) => (
+                <button type="button" class="danger" onClick={() => confirm(`Revoke token ${t.name}?`) && act(() => unwrap(api.DELETE('/api/auth/tokens/{name}', { params: { path: { name: t.name } } })))}>
+                  Revoke
+                </button>
+              ),
+            },
+          ]}
+        />
       )}
     </>
   );

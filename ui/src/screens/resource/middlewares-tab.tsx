@@ -6,6 +6,7 @@ import { useState } from 'preact/hooks';
 import { api, unwrap } from '../../api/client';
 import type { Resource } from '../../api/types';
 import { ErrorBox, Field, FieldError } from '../../components/ui';
+import { DataTable } from '../../components/data-table';
 import { useAsync } from '../../lib/use-async';
 
 interface Props {
@@ -58,72 +59,52 @@ export function MiddlewaresTab({ resource, writable, onChange }: Props) {
     <section>
       <ErrorBox error={error} />
       <ErrorBox error={all.error} title="Middlewares" />
-      <div class="table-wrap">
-        <table id="assigned-middlewares">
-          <thead>
-            <tr>
-              <th>Order</th>
-              <th>Middleware</th>
-              <th>Priority</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {resource.middlewares.length === 0 && (
-              <tr>
-                <td colSpan={4} class="muted">
-                  No middleware assigned.
-                </td>
-              </tr>
-            )}
-            {resource.middlewares.map((m, index) => (
-              <tr
-                key={m.id}
-                data-middleware={m.id}
-                class={dragging === index ? 'drag-row dragging' : 'drag-row'}
-                draggable={writable}
-                onDragStart={(event) => {
-                  setDragging(index);
-                  event.dataTransfer?.setData('text/plain', String(index));
-                }}
-                onDragOver={(event) => event.preventDefault()}
-                onDrop={(event) => {
-                  event.preventDefault();
-                  const from = Number(event.dataTransfer?.getData('text/plain'));
-                  setDragging(null);
-                  reorder(from, index);
-                }}
-                onDragEnd={() => setDragging(null)}
-              >
-                <td>{index + 1}</td>
-                <td>
-                  <a href={`/middlewares/${encodeURIComponent(m.id)}`}>{m.id}</a>
-                </td>
-                <td>{m.priority}</td>
-                <td class="actions">
-                  {writable && (
-                    <>
-                      <button type="button" aria-label={`Move ${m.id} up`} disabled={index === 0} onClick={() => reorder(index, index - 1)}>
-                        ↑
-                      </button>
-                      <button type="button" aria-label={`Move ${m.id} down`} disabled={index === resource.middlewares.length - 1} onClick={() => reorder(index, index + 1)}>
-                        ↓
-                      </button>
-                      <button
-                        type="button"
-                        class="danger"
-                        onClick={() => run(() => unwrap(api.DELETE('/api/resources/{id}/middlewares/{middlewareId}', { params: { path: { id, middlewareId: m.id } } })))}
-                      >
-                        Remove
-                      </button>
-                    </>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        id="assigned-middlewares"
+        rows={resource.middlewares}
+        rowKey={(m) => m.id}
+        empty="No middleware assigned."
+        rowProps={(m, index) => ({
+          'data-middleware': m.id,
+          class: dragging === index ? 'drag-row dragging' : 'drag-row',
+          draggable: writable,
+          onDragStart: (event) => {
+            setDragging(index);
+            event.dataTransfer?.setData('text/plain', String(index));
+          },
+          onDragOver: (event) => event.preventDefault(),
+          onDrop: (event) => {
+            event.preventDefault();
+            const from = Number(event.dataTransfer?.getData('text/plain'));
+            setDragging(null);
+            reorder(from, index);
+          },
+          onDragEnd: () => setDragging(null),
+        })}
+        columns={[
+          { title: 'Order', cell: (_, index) => index + 1 },
+          { title: 'Middleware', cell: (m) => <a href={`/middlewares/${encodeURIComponent(m.id)}`}>{m.id}</a> },
+          { title: 'Priority', cell: (m) => m.priority },
+          {
+            title: '',
+            class: 'actions',
+            cell: (m, index) =>
+              writable && (
+                <>
+                  <button type="button" aria-label={`Move ${m.id} up`} disabled={index === 0} onClick={() => reorder(index, index - 1)}>
+                    ↑
+                  </button>
+                  <button type="button" aria-label={`Move ${m.id} down`} disabled={index === resource.middlewares.length - 1} onClick={() => reorder(index, index + 1)}>
+                    ↓
+                  </button>
+                  <button type="button" class="danger" onClick={() => run(() => unwrap(api.DELETE('/api/resources/{id}/middlewares/{middlewareId}', { params: { path: { id, middlewareId: m.id } } })))}>
+                    Remove
+                  </button>
+                </>
+              ),
+          },
+        ]}
+      />
       {writable && (
         <form
           class="card"
