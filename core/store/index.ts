@@ -155,6 +155,11 @@ class Store implements YamlStore {
     const previous = this.watcher;
     this.watcher = null;
     await previous?.close();
+    // reads still pending from before (debounce windows, the re-checks after our own writes) would
+    // ingest the new tree's files as hand edits (source `file`) if they fired during the swap; the
+    // resync below reads every file anyway, with source `restore`
+    this.dropPendingReads();
+    await Promise.all([...this.inFlight]);
     try {
       await replace?.();
     } finally {
@@ -174,12 +179,17 @@ class Store implements YamlStore {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.dropPendingReads();
+    await this.watcher?.close();
+    await Promise.all([...this.inFlight]);
+  }
+
+  /** Cancels the debounce windows and the re-checks after our own writes that have not fired yet. */
+  private dropPendingReads(): void {
     for (const { timer } of this.windows.values()) clearTimeout(timer);
     this.windows.clear();
     for (const timer of this.recheckTimers) clearTimeout(timer);
     this.recheckTimers.clear();
-    await this.watcher?.close();
-    await Promise.all([...this.inFlight]);
   }
 
   /**
