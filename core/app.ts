@@ -13,6 +13,7 @@ import corsPlugin from './cors.ts';
 import pluginLoader from './plugin-loader/index.ts';
 import { installRequestValidation, nonFiniteNumberAt } from './validation.ts';
 import { RequestLogController } from './request-log.ts';
+import { standalone, type Cluster } from './cluster/index.ts';
 
 export interface BuildOptions {
   config: AppConfig;
@@ -25,6 +26,8 @@ export interface BuildOptions {
   now?: () => Date;
   /** Restart counter reported by GET /api/system/plugins (X-App-Generation). */
   generation?: number;
+  /** Cluster membership (server.ts owns it across hot reloads); default: a standalone server, its own leader. */
+  cluster?: Cluster;
   /** Serve through an outer server (hot reload, core/app-host.ts). */
   serverFactory?: FastifyServerOptions['serverFactory'];
 }
@@ -82,6 +85,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
 
   app.decorate('config', config);
   app.decorate('now', options.now ?? (() => new Date()));
+  app.decorate('cluster', options.cluster ?? standalone());
   const lifecycle: Lifecycle = { restarting: false, retiring: new Set() };
   app.decorate('lifecycle', lifecycle);
   app.addHook('preClose', (done) => { retire(lifecycle); done(); });

@@ -7,6 +7,7 @@ import type { AppConfig } from './config/schema.ts';
 import { buildApp } from './app.ts';
 import { AppHost } from './app-host.ts';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
+import { joinCluster } from './cluster/index.ts';
 import { logAccessSummary } from './startup-summary.ts';
 import { ensureWritableDir, isPermissionError, StartupError, whoAmI } from './startup-checks.ts';
 import { readConfigSnapshot } from './config-snapshot.ts';
@@ -64,7 +65,9 @@ export async function runServer(groupsOrLoader: BuiltinGroup[] | (() => Promise<
   const snapshot = await readConfigSnapshot(config.storage.data_dir);
   let groups: BuiltinGroup[] | null = Array.isArray(groupsOrLoader) ? groupsOrLoader : null;
   const loadGroups = async () => (groups ??= await (groupsOrLoader as () => Promise<BuiltinGroup[]>)());
-  const host = new AppHost(async (generation, serverFactory) => buildApp({ config, groups: await loadGroups(), generation, serverFactory }), logger,
+  // the election lives as long as the process: hot reloads build new instances on the same membership
+  const cluster = joinCluster(config.cluster, logger);
+  const host = new AppHost(async (generation, serverFactory) => buildApp({ config, groups: await loadGroups(), generation, serverFactory, cluster }), logger,
     earlyHandler(snapshot, config.provider.token));
   await new Promise<void>((resolve, reject) => {
     host.server.once('error', reject);
@@ -97,6 +100,7 @@ export async function runServer(groupsOrLoader: BuiltinGroup[] | (() => Promise<
     grace.unref();
     await watcher?.close();
     await host.close();
+    await cluster.close();
     await lock?.release();
     clearTimeout(grace);
     // the last line: an orchestrator reading the log knows the stop was clean (exit code 0 follows)

@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { AppConfig } from './config/schema.ts';
 import type { YamlStore } from './store/types.ts';
+import type { Cluster } from './cluster/index.ts';
 
 /**
  * Route access classes of API.md §2.3: `public` (P), `provider` (P + provider.token),
@@ -36,6 +37,8 @@ declare module 'fastify' {
     store: YamlStore;
     /** Wall clock, injectable for tests. */
     now: () => Date;
+    /** Cluster membership: `isLeader()` gates the singleton work (always true on a standalone server). */
+    cluster: Cluster;
     /** Set by the hot-reload host before it closes a replaced instance: close WebSockets with 1012. */
     lifecycle: Lifecycle;
   }

@@ -73,6 +73,17 @@ export const ConfigSchema = Type.Object({
   mtls: Type.Object({ verify_url: Type.String({ pattern: '^https?://' }), proxy_ca_path: Type.String(), crl_validity_days: Int(1) }),
   templates: Type.Object({ seed: Type.Boolean() }),
   audit: Type.Object({ enabled: Type.Boolean() }),
+  /** Several managers on etcd (issue 14): off while etcd_endpoints is empty. */
+  cluster: Type.Object({
+    etcd_endpoints: Type.Array(Type.String({ pattern: '^https?://' })),
+    prefix: Type.String({ pattern: '^/.*' }),
+    node_name: Type.String(),
+    lease_ttl_s: Int(2, 300),
+    call_timeout_ms: Int(100, 60_000),
+    username: Type.String(),
+    password: Type.String(),
+    tls: Type.Object({ ca_file: Type.String(), cert_file: Type.String(), key_file: Type.String() }),
+  }),
 });
 
 export type AppConfig = Static<typeof ConfigSchema>;
@@ -122,6 +133,15 @@ export const ENV_MAP: Record<string, string> = {
   LOGS_SERVICE_TUNNELGW: 'logs.services.tunnelgw',
   MTLS_VERIFY_URL: 'mtls.verify_url',
   MTLS_PROXY_CA_PATH: 'mtls.proxy_ca_path',
+  CLUSTER_ETCD_ENDPOINTS: 'cluster.etcd_endpoints',
+  CLUSTER_PREFIX: 'cluster.prefix',
+  CLUSTER_NODE_NAME: 'cluster.node_name',
+  CLUSTER_LEASE_TTL_S: 'cluster.lease_ttl_s',
+  CLUSTER_ETCD_USERNAME: 'cluster.username',
+  CLUSTER_ETCD_PASSWORD: 'cluster.password',
+  CLUSTER_ETCD_CA_FILE: 'cluster.tls.ca_file',
+  CLUSTER_ETCD_CERT_FILE: 'cluster.tls.cert_file',
+  CLUSTER_ETCD_KEY_FILE: 'cluster.tls.key_file',
 };
 
 /** Fallback names that only apply when the primary variable is absent. */

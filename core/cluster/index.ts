@@ -1,0 +1,112 @@
+/**
+ * Cluster membership as the rest of the server sees it (`app.cluster`, issue 14). A standalone
+ * server (no `cluster.etcd_endpoints`) is its own leader. In cluster mode the node campaigns on
+ * etcd (leadership.ts) for as long as the process lives: the election outlives hot reloads of the
+ * app, so server.ts owns it and passes it to every instance it builds.
+ *
+ * Singleton work (discovery sync writes, the backup schedule and retention, update jobs) asks
+ * `isLeader()` before each run and may follow `onLeadership` to start and stop at once.
+ */
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { AppConfig } from '../config/schema.ts';
+import { connectEtcd, type EtcdConnection } from './etcd.ts';
+import { Leadership } from './leadership.ts';
+
+export interface ClusterStatus {
+  enabled: boolean;
+  node: string;
+  is_leader: boolean;
+  /** The leader's node name as etcd has it; null: none right now or etcd unreachable. */
+  leader: string | null;
+  leader_since: string | null;
+  etcd: { endpoints: string[]; reachable: boolean | null; error: string | null };
+}
+
+export interface Cluster {
+  readonly enabled: boolean;
+  readonly nodeName: string;
+  isLeader(): boolean;
+  /** Called with true when this node starts leading, false when it must stop; returns the unsubscribe function. */
+  onLeadership(listener: (leading: boolean) => void): () => void;
+  status(): Promise<ClusterStatus>;
+  close(): Promise<void>;
+}
+
+/** A server on its own: always the leader. */
+export function standalone(nodeName = hostname()): Cluster {
+  return {
+    enabled: false,
+    nodeName,
+    isLeader: () => true,
+    onLeadership: () => () => undefined,
+    status: async () => ({
+      enabled: false, node: nodeName, is_leader: true, leader: nodeName, leader_since: null,
+      etcd: { endpoints: [], reachable: null, error: null },
+    }),
+    close: async () => undefined,
+  };
+}
+
+/** Joins the cluster the settings name, or returns a standalone cluster when they name none. */
+export function joinCluster(settings: AppConfig['cluster'], logger: Logger): Cluster {
+  const nodeName = settings.node_name || hostname();
+  if (settings.etcd_endpoints.length === 0) return standalone(nodeName);
+  const etcd: EtcdConnection = connectEtcd({
+    endpoints: settings.etcd_endpoints,
+    prefix: settings.prefix,
+    call_timeout_ms: settings.call_timeout_ms,
+    ...(settings.username ? { username: settings.username, password: settings.password } : {}),
+    tls: {
+      ...(settings.tls.ca_file ? { ca_file: settings.tls.ca_file } : {}),
+      ...(settings.tls.cert_file ? { cert_file: settings.tls.cert_file } : {}),
+      ...(settings.tls.key_file ? { key_file: settings.tls.key_file } : {}),
+    },
+  });
+  const leadership = new Leadership({
+    etcd: etcd.ns, nodeName, ttlS: settings.lease_ttl_s, callTimeoutMs: settings.call_timeout_ms,
+    logger: logger.child({ component: 'cluster' }),
+  });
+  const listeners = new Set<(leading: boolean) => void>();
+  const notify = (leading: boolean) => {
+    for (const listener of listeners) {
+      try { listener(leading); } catch (err) { logger.error({ err }, 'cluster: a leadership listener failed'); }
+    }
+  };
+  leadership.on('elected', () => notify(true));
+  leadership.on('demoted', () => notify(false));
+  leadership.start();
+  logger.info({ node: nodeName, endpoints: settings.etcd_endpoints, prefix: settings.prefix, lease_ttl_s: settings.lease_ttl_s },
+    'cluster mode: campaigning for the singleton work on etcd');
+  return {
+    enabled: true,
+    nodeName,
+    isLeader: () => leadership.isLeader,
+    onLeadership(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async status() {
+      let leader: string | null = null;
+      let error: string | null = null;
+      try {
+        leader = (await leadership.leader()) ?? null;
+      } catch (err) {
+        error = (err as Error).message;
+      }
+      return {
+        enabled: true,
+        node: nodeName,
+        is_leader: leadership.isLeader,
+        leader,
+        leader_since: leadership.leaderSince?.toISOString() ?? null,
+        etcd: { endpoints: settings.etcd_endpoints, reachable: error === null, error },
+      };
+    },
+    async close() {
+      await leadership.stop(); // a leader's listeners hear `false` first: the singleton work stops
+      listeners.clear();
+      etcd.close();
+    },
+  };
+}
