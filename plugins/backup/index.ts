@@ -95,4 +95,4 @@ async function routes(scope: FastifyInstance, { service }: { service: BackupServ
   scope.post('/api/backup/cleanup', { config, schema: cleanupSchema }, async () => service.cleanup());
 }
 
-export default fp(backups, { name: 'backups', dependencies: ['proxy-config', 'events'] });
+export default fp(backups, { name: 'backup', dependencies: ['proxy-config', 'events'] });

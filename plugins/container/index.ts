@@ -88,4 +88,4 @@ async function updateRoute(scope: FastifyInstance, { updates }: { updates: Updat
   });
 }
 
-export default fp(containers, { name: 'containers', dependencies: ['auth', 'health', 'events', 'jobs', 'backups'], decorators: { fastify: ['config', 'now', 'health', 'events', 'jobs', 'backups'] } });
+export default fp(containers, { name: 'container', dependencies: ['auth', 'health', 'events', 'jobs', 'backup'], decorators: { fastify: ['config', 'now', 'health', 'events', 'jobs', 'backups'] } });

@@ -77,4 +77,4 @@ async function routes(scope: FastifyInstance, { service }: { service: LogsServic
   } as never);
 }
 
-export default fp(logs, { name: 'logs', dependencies: ['auth', 'containers'], decorators: { fastify: ['config', 'now', 'docker'] } });
+export default fp(logs, { name: 'logs', dependencies: ['auth', 'container'], decorators: { fastify: ['config', 'now', 'docker'] } });
