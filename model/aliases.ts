@@ -5,7 +5,7 @@
  * with its alias wins.
  */
 import type { FastifyRequest } from 'fastify';
-import type { ConfigKind } from './config-schemas.ts';
+import type { ConfigKind } from './resource-config.ts';
 
 type Form = 'list' | 'json' | 'text' | 'domains' | 'interval';
 interface Alias {

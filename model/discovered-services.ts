@@ -2,9 +2,9 @@
  * Discovered services (API.md §4.3): upstream services of either source, normalised, then given
  * stable ids. Pure functions: no I/O, the caller stores the result in the upstream state.
  */
-import type { JsonObject } from '../proxy-config/model.ts';
-import { allocateId, isObject, slugify, splitKey } from './discovery.ts';
-import type { DiscoveredService } from './state.ts';
+import type { JsonObject } from './types.ts';
+import { allocateId, isObject, slugify, splitKey } from '../plugins/resources/discovery.ts';
+import type { DiscoveredService } from './upstream-state.ts';
 
 export type ServiceProtocol = 'http' | 'tcp' | 'udp';
 

@@ -4,8 +4,8 @@
  * optional: null or absent means "inherit the upstream value" and takes the default.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { Slug } from '../shared-schemas.ts';
-import { MAX_GO_DURATION_S } from '../../core/formats.ts';
+import { Slug } from './schemas.ts';
+import { MAX_GO_DURATION_S } from '../core/formats.ts';
 
 /** `T | null`; null is listed first so no validator ever tries to coerce it into T. */
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([Type.Null(), schema]);

@@ -4,8 +4,8 @@
  * Infinity; 18446744073709551616 loses its digits) would be stored as garbage or break the store,
  * so it is refused with 422 naming the field.
  */
-import { goDurationNs, MAX_GO_DURATION_NS, MAX_GO_DURATION_S } from '../../core/formats.ts';
-import type { ErrorDetail } from '../../core/errors/app-error.ts';
+import { goDurationNs, MAX_GO_DURATION_NS, MAX_GO_DURATION_S } from '../core/formats.ts';
+import type { ErrorDetail } from '../core/errors/app-error.ts';
 
 /** Traefik fields read as ptypes.Duration: a Go duration string, or (as a number or digits) seconds. */
 const DURATION_FIELDS = new Set(['checkPeriod', 'fallbackDuration', 'flushInterval', 'initialInterval', 'interval', 'period', 'recoveryDuration', 'timeout']);

@@ -5,8 +5,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { PROJECT_ROOT } from '../../core/config/load.ts';
-import type { ErrorDetail } from '../../core/errors/app-error.ts';
+import { PROJECT_ROOT } from '../core/config/load.ts';
+import type { ErrorDetail } from '../core/errors/app-error.ts';
 import { numberProblems } from './traefik-numbers.ts';
 
 /** Where the schema lives in this checkout (the shared material beside the project). */

@@ -2,7 +2,7 @@
  * Input shapes of the Traefik configuration generator (API.md §4.2–§4.4, §4.8, §4.9).
  * Field names follow API.md exactly (snake_case) so store objects can be passed in as they are.
  */
-import type { DiscoveredService as UpstreamDiscoveredService } from '../datasource/state.ts';
+import type { DiscoveredService as UpstreamDiscoveredService } from './upstream-state.ts';
 
 /** A JSON object as parsed losslessly (unsafe integers are BigInt). */
 export type JsonObject = Record<string, unknown>;

@@ -2,7 +2,7 @@
  * What the last successful sync of the active data source left behind, shared with the groups that
  * need it: the last good upstream body (Pangolin mode), the keys it defines, discovered services.
  */
-import type { ChangeSource } from '../../core/store/types.ts';
+import type { ChangeSource } from '../core/store/types.ts';
 
 export type SourceType = 'pangolin' | 'traefik';
 export type UpstreamSection = 'http.middlewares' | 'http.routers' | 'http.services' | 'tcp.routers' | 'tcp.services' | 'udp.routers' | 'udp.services';

@@ -15,11 +15,11 @@
  * conflict (a key already taken), TCP routers (their servers depend on service bodies), and a
  * replay whose keys are taken by then.
  */
-import { stringifyCanonical } from '../datasource/lossless-json.ts';
+import { stringifyCanonical } from '../lossless-json.ts';
 import type { DanglingReference, Emitter, Recording, ResourceOutcome } from './generate-support.ts';
 import { findSection, section, withoutProvider } from './generate-support.ts';
 import type { GenerationInput } from './generate.ts';
-import type { Resource } from './model.ts';
+import type { Resource } from '../types.ts';
 
 interface Entry {
   resource: Resource;

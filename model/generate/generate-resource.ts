@@ -2,7 +2,7 @@
  * Per-resource router patching (API.md §4.9 G5–G8): base router, middleware chain, service,
  * priority, entry points, TLS and mTLS. TCP routers (G9) live in generate-tcp.ts.
  */
-import { defaultResourceConfig, type JsonObject, type Resource, type ResourceConfig, type ResourceTls } from './model.ts';
+import { defaultResourceConfig, type JsonObject, type Resource, type ResourceConfig, type ResourceTls } from '../types.ts';
 import { cloneJson, compare, findSection, hasKeys, isObject, putNew, resolveService, withoutProvider, type Emitter, type ResourceOutcome } from './generate-support.ts';
 import { emitTcpRouter } from './generate-tcp.ts';
 

@@ -1,7 +1,7 @@
 /**
  * Shared state and small JSON helpers of the config generator (generate.ts, generate-resource.ts).
  */
-import type { DiscoveredService, JsonObject, Middleware, MtlsState, Service } from './model.ts';
+import type { DiscoveredService, JsonObject, Middleware, MtlsState, Service } from '../types.ts';
 
 export interface Conflict {
   kind: 'middleware' | 'service' | 'router' | 'tls_options';

@@ -2,7 +2,7 @@
  * G9: the TCP router `<id>_tcp` of a resource, with servers derived from its HTTP service when
  * no TCP service is assigned.
  */
-import type { JsonObject, Resource, ResourceConfig } from './model.ts';
+import type { JsonObject, Resource, ResourceConfig } from '../types.ts';
 import { cloneJson, findSection, isObject, putNew, resolveService, type Emitter } from './generate-support.ts';
 
 const DEFAULT_PORTS: Record<string, string> = { 'http:': '80', 'h2c:': '80', 'https:': '443' };

@@ -2,7 +2,7 @@
  * Pure generation of the Traefik dynamic configuration served to Traefik's HTTP provider
  * (API.md §4.9, rules G2, G4–G10). No I/O: callers pass every input and get a plain object back.
  */
-import type { DiscoveredService, JsonObject, Middleware, MtlsState, Resource, Service } from './model.ts';
+import type { DiscoveredService, JsonObject, Middleware, MtlsState, Resource, Service } from '../types.ts';
 import type { Conflict, DanglingReference, ResourceOutcome } from './generate-support.ts';
 import { compare, copySections, findSection, isObject, putNew, type Emitter } from './generate-support.ts';
 import { patchResource } from './generate-resource.ts';

@@ -5,7 +5,7 @@
  * or an emitted weighted/mirroring/failover service — so Traefik never health-checks example hosts.
  */
 import { isObject } from './generate-support.ts';
-import type { Resource, Service } from './model.ts';
+import type { Resource, Service } from '../types.ts';
 
 /** Ids a weighted, mirroring or failover service refers to (without `@provider` ones' meaning). */
 export function serviceReferences(s: Service): string[] {

@@ -1,7 +1,7 @@
 /** /api/auth: token management (class A) and whoami (class O), API.md §4.15. */
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import { ErrorBody, paginate } from '../shared-schemas.ts';
+import { ErrorBody, paginate } from '../../model/schemas.ts';
 import { authErrors } from './errors.ts';
 import {
   CommonErrors, CreatedToken, CreateTokenBody, ListQuery, TokenList, TokenParams, WhoAmI,

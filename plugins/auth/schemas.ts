@@ -1,6 +1,6 @@
 /** Schemas of /api/auth (API.md §4.15). Response schemas list their fields, so a hash can never be serialised. */
 import { Type, type Static } from '@sinclair/typebox';
-import { ErrorBody, Paging, Slug } from '../shared-schemas.ts';
+import { ErrorBody, Paging, Slug } from '../../model/schemas.ts';
 
 export const RoleName = Type.Union([Type.Literal('viewer'), Type.Literal('operator'), Type.Literal('admin')]);
 const Timestamp = Type.String({ format: 'date-time' });

@@ -1,6 +1,6 @@
 /** TypeBox schemas of /api/backup (API.md §4.10): bodies, params, responses per status. */
 import { Type, type Static } from '@sinclair/typebox';
-import { ErrorBody, ErrorResponses, Paging } from '../shared-schemas.ts';
+import { ErrorBody, ErrorResponses, Paging } from '../../model/schemas.ts';
 import { BACKUP_ID_PATTERN, BACKUP_KINDS } from './naming.ts';
 
 export const BackupId = Type.String({ pattern: BACKUP_ID_PATTERN, description: 'backup-<UTC yyyymmddThhmmssZ>[-<suffix>]' });

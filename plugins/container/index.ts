@@ -5,7 +5,7 @@
  */
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import { isTrue } from '../shared-schemas.ts';
+import { isTrue } from '../../model/schemas.ts';
 import { SHUTDOWN_GRACE_MS } from '../jobs/index.ts';
 import { DockerClient, dockerConfigured, dockerEndpoint, dockerOptions } from './docker-client.ts';
 import { actionSchema, listSchema, updateSchema, updatesSchema, type ActionBodyType, type ContainerAction, type ListQueryType, type UpdateBodyType } from './schemas.ts';

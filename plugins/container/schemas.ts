@@ -1,6 +1,6 @@
 /** TypeBox schemas of the Containers group (API.md §4.11): queries, bodies and responses per status. */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { ErrorBody, QueryBool } from '../shared-schemas.ts';
+import { ErrorBody, QueryBool } from '../../model/schemas.ts';
 import { Job } from '../jobs/schemas.ts';
 
 const tags = ['containers'];

@@ -5,7 +5,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppConfig } from '../../core/config/schema.ts';
-import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag, type PagingQuery } from '../shared-schemas.ts';
+import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag, type PagingQuery } from '../../model/schemas.ts';
 import { datasourceErrors } from './errors.ts';
 import {
   DataSourcesFileSchema, deleteSchema, getActiveSchema, getSchema, listSchema, putSchema, setActiveSchema, testSchema,
@@ -14,7 +14,7 @@ import {
 } from './schemas.ts';
 import { DataSourceService } from './service.ts';
 import { normalizeFile } from './source-input.ts';
-import { UpstreamState } from './state.ts';
+import { UpstreamState } from '../../model/upstream-state.ts';
 
 export type { ActiveDataSource, DataSourceRegistry, DataSourceService } from './service.ts';
 export type { DataSourceView } from './schemas.ts';

@@ -1,6 +1,6 @@
 /** TypeBox schemas of the data source group: datasources.yaml, request bodies, responses (API.md §4.5). */
 import { Type, type Static } from '@sinclair/typebox';
-import { ErrorBody, ErrorResponses, Paging, Slug } from '../shared-schemas.ts';
+import { ErrorBody, ErrorResponses, Paging, Slug } from '../../model/schemas.ts';
 
 /** What clients send in `basic_auth.password` to mean "keep the stored password". */
 export const PASSWORD_MASK = '••••••••';

@@ -8,10 +8,10 @@ import { errors } from '../../core/errors/app-error.ts';
 import { ifMatchAccepts, SLUG } from '../../core/store/index.ts';
 import type { ChangeSource, StoreDocument } from '../../core/store/types.ts';
 import { datasourceErrors } from './errors.ts';
-import { stringifyCanonical } from './lossless-json.ts';
+import { stringifyCanonical } from '../../model/lossless-json.ts';
 import type { DataSourcesFile, DataSourceView, DataSourceWriteBody, StoredSource } from './schemas.ts';
 import { mergeSource } from './source-input.ts';
-import type { UpstreamState } from './state.ts';
+import type { UpstreamState } from '../../model/upstream-state.ts';
 import { probeSource, type ProbeResult, type UpstreamSource } from './upstream-client.ts';
 
 /** The active source as the discovery poller needs it: credentials included, never serialised. */

@@ -7,7 +7,7 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import fp from 'fastify-plugin';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ErrorBody } from '../shared-schemas.ts';
+import { ErrorBody } from '../../model/schemas.ts';
 import { EVENT_TYPES, EventHub, type BusEvent, type EventBus, type EventType } from './bus.ts';
 import { EventsHeaders, EventsQuery, type EventsQueryType } from './schemas.ts';
 import { publishStoreChanges } from './store-events.ts';

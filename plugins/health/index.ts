@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../../core/errors/app-error.ts';
 import { APP_VERSION } from '../../core/version.ts';
-import { isTrue, ErrorBody } from '../shared-schemas.ts';
+import { isTrue, ErrorBody } from '../../model/schemas.ts';
 import { Health, HealthQuery } from './schemas.ts';
 import { HealthService } from './service.ts';
 

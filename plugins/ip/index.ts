@@ -5,7 +5,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { APP_VERSION } from '../../core/version.ts';
-import { isTrue } from '../shared-schemas.ts';
+import { isTrue } from '../../model/schemas.ts';
 import { CrowdSecClient } from './crowdsec-client.ts';
 import { PublicIpFinder } from './public-ip.ts';
 import { blockedSchema, publicSchema, securitySchema, unbanSchema } from './schemas.ts';

@@ -7,7 +7,7 @@
  */
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import { paginate } from '../shared-schemas.ts';
+import { paginate } from '../../model/schemas.ts';
 import { JobRunner } from './runner.ts';
 import { getSchema, listSchema, type JobParamsType, type JobView, type ListQueryType } from './schemas.ts';
 

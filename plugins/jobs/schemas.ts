@@ -1,6 +1,6 @@
 /** TypeBox schemas of /api/jobs (API.md §4.14): the Job object, list filters, params, responses. */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { ErrorBody, Paging } from '../shared-schemas.ts';
+import { ErrorBody, Paging } from '../../model/schemas.ts';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const tags = ['jobs'];

@@ -1,6 +1,6 @@
 /** TypeBox schemas of the Logs group (API.md §4.13): params, queries and responses per status. */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { ErrorBody } from '../shared-schemas.ts';
+import { ErrorBody } from '../../model/schemas.ts';
 
 const tags = ['logs'];
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);

@@ -6,16 +6,16 @@ import path from 'node:path';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GroupOptions } from '../../core/types.ts';
-import { ifMatchOf, ifNoneMatchHits, isTrue, paginate, quoteEtag } from '../shared-schemas.ts';
+import { ifMatchOf, ifNoneMatchHits, isTrue, paginate, quoteEtag } from '../../model/schemas.ts';
 import { middlewareErrors } from './errors.ts';
 import {
   createSchema, deleteSchema, getSchema, listSchema, MiddlewareCreate, MiddlewareFile, replaceSchema,
   type MiddlewareCreateBody, type MiddlewareData, type MiddlewareListFilter, type MiddlewareReplaceBody, type MiddlewareView,
 } from './schemas.ts';
 import { MiddlewareService, type MiddlewareTemplate } from './service.ts';
-import { StaticConfigReader } from './static-config.ts';
+import { StaticConfigReader } from '../../model/static-config.ts';
 import { DEFAULT_TEMPLATES_DIR, seedTemplates } from './templates.ts';
-import { DEFAULT_TRAEFIK_SCHEMA_PATH, TraefikSchema } from './traefik-schema.ts';
+import { DEFAULT_TRAEFIK_SCHEMA_PATH, TraefikSchema } from '../../model/traefik-schema.ts';
 
 export type { MiddlewareView } from './schemas.ts';
 export type { MiddlewareService } from './service.ts';

@@ -1,6 +1,6 @@
 /** TypeBox schemas of the middlewares group: stored file, request bodies, queries, responses (API.md §4.2). */
 import { Type, type Static } from '@sinclair/typebox';
-import { Description, ErrorResponses, IdParams, JsonObject, Paging, QueryBool, Slug } from '../shared-schemas.ts';
+import { Description, ErrorResponses, IdParams, JsonObject, Paging, QueryBool, Slug } from '../../model/schemas.ts';
 
 /** Middleware types the file and HTTP providers accept (TCP middlewares are not supported). */
 export const MIDDLEWARE_TYPES = [

@@ -4,12 +4,12 @@ import path from 'node:path';
 import { AppError, errors, validationError, type ErrorDetail } from '../../core/errors/app-error.ts';
 import { ifMatchAccepts, SLUG } from '../../core/store/index.ts';
 import type { Collection, StoredObject } from '../../core/store/types.ts';
-import type { UpstreamState } from '../datasource/state.ts';
-import { checkName, ReferenceRegistry, slugify, type ReferenceSource } from '../shared-schemas.ts';
+import type { UpstreamState } from '../../model/upstream-state.ts';
+import { checkName, ReferenceRegistry, slugify, type ReferenceSource } from '../../model/schemas.ts';
 import { middlewareErrors } from './errors.ts';
 import type { MiddlewareCreateBody, MiddlewareData, MiddlewareListFilter, MiddlewareReplaceBody, MiddlewareView } from './schemas.ts';
-import type { StaticConfigReader } from './static-config.ts';
-import type { TraefikSchema } from './traefik-schema.ts';
+import type { StaticConfigReader } from '../../model/static-config.ts';
+import type { TraefikSchema } from '../../model/traefik-schema.ts';
 import { chainMembers, checkMiddlewareConfig, middlewareWarnings, type MiddlewareContext } from './validate.ts';
 
 export interface MiddlewareServiceOptions {

@@ -5,7 +5,7 @@
 import { errors, type ErrorDetail, type AppError } from '../../core/errors/app-error.ts';
 import { ifMatchAccepts } from '../../core/store/index.ts';
 import type { Collection, StoredObject } from '../../core/store/types.ts';
-import { checkName, slugify } from '../shared-schemas.ts';
+import { checkName, slugify } from '../../model/schemas.ts';
 import { endsWithCa, issueClientCertificate } from './client-cert.ts';
 import { mtlsErrors } from './errors.ts';
 import type { MtlsFiles } from './files.ts';

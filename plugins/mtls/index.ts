@@ -6,10 +6,10 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { GroupOptions } from '../../core/types.ts';
-import type { MtlsState } from '../proxy-config/model.ts';
+import type { MtlsState } from '../../model/types.ts';
 import { staticConfigPath } from '../middlewares/index.ts';
-import { StaticConfigReader } from '../middlewares/static-config.ts';
-import { ifMatchOf, ifNoneMatchHits, isTrue, paginate, quoteEtag, type PagingQuery } from '../shared-schemas.ts';
+import { StaticConfigReader } from '../../model/static-config.ts';
+import { ifMatchOf, ifNoneMatchHits, isTrue, paginate, quoteEtag, type PagingQuery } from '../../model/schemas.ts';
 import { normalizeMiddlewareBody } from './body.ts';
 import { ClientService } from './clients.ts';
 import { mtlsErrors } from './errors.ts';

@@ -1,7 +1,7 @@
 /** TypeBox schemas of the mTLS group: stored files, request bodies, queries, responses (API.md §4.8). */
 import { Type, type Static } from '@sinclair/typebox';
-import { ErrorBody, ErrorResponses, IdParams, JsonObject, Paging, QueryBool, Slug } from '../shared-schemas.ts';
-import { GoInterval, Nullable } from '../resources/config-schemas.ts';
+import { ErrorBody, ErrorResponses, IdParams, JsonObject, Paging, QueryBool, Slug } from '../../model/schemas.ts';
+import { GoInterval, Nullable } from '../../model/resource-config.ts';
 
 const Timestamp = Type.String({ description: 'ISO-8601 UTC' });
 const Hex = Type.String({ pattern: '^[0-9a-f]+$', description: 'lower-case hex' });

@@ -5,8 +5,8 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { staticConfigPath } from '../middlewares/index.ts';
-import { StaticConfigReader } from '../middlewares/static-config.ts';
-import { isTrue, paginate } from '../shared-schemas.ts';
+import { StaticConfigReader } from '../../model/static-config.ts';
+import { isTrue, paginate } from '../../model/schemas.ts';
 import { PluginCatalogue } from './catalogue.ts';
 import { checkNewPath, configPathOf, describePath } from './config-path.ts';
 import {

@@ -1,6 +1,6 @@
 /** TypeBox schemas of the Plugins group (API.md §4.6): requests, and responses per status code. */
 import { Type, type Static } from '@sinclair/typebox';
-import { ErrorBody, Paging, QueryBool } from '../shared-schemas.ts';
+import { ErrorBody, Paging, QueryBool } from '../../model/schemas.ts';
 
 export const KEY_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$';
 export const MODULE_PATTERN = '^[A-Za-z0-9.-]+(/[A-Za-z0-9._~-]+)+$';

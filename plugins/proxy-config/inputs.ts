@@ -5,8 +5,8 @@
  * change events regenerate (G1).
  */
 import type { FastifyInstance } from 'fastify';
-import type { GenerationInput } from './generate.ts';
-import type { Middleware, Resource, Service } from './model.ts';
+import type { GenerationInput } from '../../model/generate/generate.ts';
+import type { Middleware, Resource, Service } from '../../model/types.ts';
 import { mtlsStateOf } from '../resources/mtls.ts';
 
 /** Returns the input builder; null from it means no config can be produced yet (G12, 502). */

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { stringify } from 'yaml';
-import { stringifyCanonical } from '../datasource/lossless-json.ts';
+import { stringifyCanonical } from '../../model/lossless-json.ts';
 
 /** The JSON of one map (`http.routers` …) as written last time: its entries and their `"key":value` texts. */
 interface MapText {

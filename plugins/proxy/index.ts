@@ -5,7 +5,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { stringify } from 'lossless-json';
-import { paginate, type PagingQuery } from '../shared-schemas.ts';
+import { paginate, type PagingQuery } from '../../model/schemas.ts';
 import { AnswerCache } from './answer-cache.ts';
 import { proxyErrors, type PartError } from './errors.ts';
 import { dataSchema, entrypointsSchema, listSchema, overviewSchema, versionSchema, type ListQueryType } from './schemas.ts';

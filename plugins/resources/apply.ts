@@ -4,7 +4,7 @@
  * whose discovered fields were edited by hand (they are put back, API.md §3.3).
  */
 import picomatch from 'picomatch';
-import { reconcile, slugify, type ReconcileOptions, type ResourceRecord, type UpstreamRouter } from '../datasource/discovery.ts';
+import { reconcile, slugify, type ReconcileOptions, type ResourceRecord, type UpstreamRouter } from './discovery.ts';
 import { discoveredOf, sameDiscovered } from './record.ts';
 import type { ResourceRepository } from './repository.ts';
 

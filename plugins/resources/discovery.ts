@@ -3,8 +3,8 @@
  * Pure functions: no I/O, the caller passes the clock and stores the result.
  */
 import picomatch from 'picomatch';
-import { stringifyCanonical } from './lossless-json.ts';
-import { defaultResourceConfig, type JsonObject, type ResourceConfig, type ResourceTls } from '../proxy-config/model.ts';
+import { stringifyCanonical } from '../../model/lossless-json.ts';
+import { defaultResourceConfig, type JsonObject, type ResourceConfig, type ResourceTls } from '../../model/types.ts';
 
 /** Kind of the data source that discovered a resource. */
 export type SourceKind = 'pangolin' | 'traefik';

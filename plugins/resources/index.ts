@@ -6,7 +6,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import type { GroupOptions } from '../../core/types.ts';
-import type { ResourceRecord } from '../datasource/discovery.ts';
+import type { ResourceRecord } from './discovery.ts';
 import { fileConfigProblems } from './config-rules.ts';
 import type { EffectiveInputs } from './effective.ts';
 import { mtlsStateOf, mtlsUnavailableReason } from './mtls.ts';

@@ -5,7 +5,7 @@
  * built without that group has no CA: enabling mTLS on a resource answers 409, the generator sees it off.
  */
 import type { FastifyInstance } from 'fastify';
-import { defaultMiddlewareConfig, type MtlsState } from '../proxy-config/model.ts';
+import { defaultMiddlewareConfig, type MtlsState } from '../../model/types.ts';
 
 interface MtlsLike {
   hasCa?: () => boolean;

@@ -5,7 +5,7 @@
  * next sync writes the true values back.
  */
 import type { ChangeEvent, Collection, StoredObject } from '../../core/store/types.ts';
-import type { ResourceRecord } from '../datasource/discovery.ts';
+import type { ResourceRecord } from './discovery.ts';
 import { resourceErrors } from './errors.ts';
 import {
   compose, discoveredFromFile, discoveredOf, overridesFromFile, sameDiscovered, toFile, type DiscoveredPart, type Overrides,

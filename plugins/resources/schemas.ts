@@ -1,8 +1,8 @@
 /** TypeBox schemas of the resources group: stored file, request bodies, queries, responses (API.md §4.4). */
 import { Type, type Static } from '@sinclair/typebox';
 import { Service } from '../services/schemas.ts';
-import { ErrorResponses, IdParams, Paging, Slug } from '../shared-schemas.ts';
-import { CONFIG_SCHEMAS, ConfigFile, Nullable, type ConfigKind } from './config-schemas.ts';
+import { ErrorResponses, IdParams, Paging, Slug } from '../../model/schemas.ts';
+import { CONFIG_SCHEMAS, ConfigFile, Nullable, type ConfigKind } from '../../model/resource-config.ts';
 
 const SourceKind = Type.Union([Type.Literal('pangolin'), Type.Literal('traefik')]);
 const Status = Type.Union([Type.Literal('active'), Type.Literal('disabled')]);

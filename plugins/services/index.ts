@@ -7,8 +7,8 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { GroupOptions } from '../../core/types.ts';
 import { DEFAULT_TEMPLATES_DIR, seedTemplates } from '../middlewares/templates.ts';
-import { DEFAULT_TRAEFIK_SCHEMA_PATH, TraefikSchema } from '../middlewares/traefik-schema.ts';
-import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag } from '../shared-schemas.ts';
+import { DEFAULT_TRAEFIK_SCHEMA_PATH, TraefikSchema } from '../../model/traefik-schema.ts';
+import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag } from '../../model/schemas.ts';
 import { serviceErrors } from './errors.ts';
 import {
   createSchema, deleteSchema, getSchema, listSchema, replaceSchema, ServiceCreate, ServiceFile,

@@ -1,6 +1,6 @@
 /** TypeBox schemas of the services group: stored file, request bodies, queries, responses (API.md §4.3). */
 import { Type, type Static } from '@sinclair/typebox';
-import { Description, ErrorResponses, IdParams, JsonObject, Paging, Slug } from '../shared-schemas.ts';
+import { Description, ErrorResponses, IdParams, JsonObject, Paging, Slug } from '../../model/schemas.ts';
 
 export const SERVICE_TYPES = ['loadBalancer', 'weighted', 'mirroring', 'failover'] as const;
 export type ServiceType = (typeof SERVICE_TYPES)[number];

@@ -1,7 +1,7 @@
 /** GET /api/system/plugins: the third-party plugins and what became of them (API.md §4.16, §6). */
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import { ErrorBody } from '../shared-schemas.ts';
+import { ErrorBody } from '../../model/schemas.ts';
 import { ExtPluginList } from './schemas.ts';
 
 async function system(app: FastifyInstance): Promise<void> {

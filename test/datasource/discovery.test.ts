@@ -1,6 +1,6 @@
 import anyTest, { type TestFn } from 'ava';
 import { readFileSync } from 'node:fs';
-import { discoveredServicesFrom, servicesFromPangolin, servicesFromTraefik } from '../../plugins/datasource/discovered-services.ts';
+import { discoveredServicesFrom, servicesFromPangolin, servicesFromTraefik } from '../../model/discovered-services.ts';
 import {
   exactPriority,
   hostsOf,
@@ -12,9 +12,9 @@ import {
   type ReconcileOptions,
   type ResourceRecord,
   type UpstreamRouter,
-} from '../../plugins/datasource/discovery.ts';
+} from '../../plugins/resources/discovery.ts';
 import { fetchPangolinConfig, fetchTraefikRouters, fetchTraefikServices, type UpstreamSource } from '../../plugins/datasource/upstream-client.ts';
-import { defaultResourceConfig } from '../../plugins/proxy-config/model.ts';
+import { defaultResourceConfig } from '../../model/types.ts';
 import { startFakeUpstream, type FakeUpstream, type PangolinFile } from '../helpers/fake-upstream.ts';
 import { fixture } from '../helpers/shared.ts';
 

@@ -1,8 +1,8 @@
 /** Template services are offered, not deployed: emitted only once a resource or an emitted service uses them. */
 import test from 'ava';
 import type { FastifyInstance } from 'fastify';
-import { servicesToEmit } from '../../plugins/proxy-config/services-in-use.ts';
-import type { Resource, Service } from '../../plugins/proxy-config/model.ts';
+import { servicesToEmit } from '../../model/generate/services-in-use.ts';
+import type { Resource, Service } from '../../model/types.ts';
 import { harness, NEXTCLOUD } from '../resources/support.ts';
 
 const service = (id: string, source: 'manual' | 'template', type = 'loadBalancer', config: Record<string, unknown> = { servers: [{ url: `http://${id}:80` }] }): Service =>
