@@ -3,7 +3,9 @@
  * stable ids. Pure functions: no I/O, the caller stores the result in the upstream state.
  */
 import type { JsonObject } from './types.ts';
-import { allocateId, isObject, slugify, splitKey } from '../plugins/resources/discovery.ts';
+import { allocateId, splitKey } from './upstream-routers.ts';
+import { isObject } from '../core/ids.ts';
+import { slugify } from './ids.ts';
 import type { DiscoveredService } from './upstream-state.ts';
 
 export type ServiceProtocol = 'http' | 'tcp' | 'udp';

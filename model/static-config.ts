@@ -5,6 +5,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { parse, YAMLError } from 'yaml';
+import { isObject } from '../core/ids.ts';
 
 export interface DeclaredPlugins {
   /** The static config path in effect, or null when none is set. */
@@ -87,4 +88,3 @@ const stringField = (entry: unknown, field: string): string | null => {
   return typeof v === 'string' ? v : null;
 };
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

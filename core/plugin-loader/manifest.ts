@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import semver from 'semver';
-import { SLUG } from '../store/index.ts';
+import { SLUG } from '../ids.ts';
 import { parseYaml } from '../store/yaml-file.ts';
 import { defaultPrefix, prefixProblem } from './prefixes.ts';
 

@@ -3,7 +3,8 @@
  * priority, entry points, TLS and mTLS. TCP routers (G9) live in generate-tcp.ts.
  */
 import { defaultResourceConfig, type JsonObject, type Resource, type ResourceConfig, type ResourceTls } from '../types.ts';
-import { cloneJson, compare, findSection, hasKeys, isObject, putNew, resolveService, withoutProvider, type Emitter, type ResourceOutcome } from './generate-support.ts';
+import { cloneJson, compare, findSection, hasKeys, putNew, resolveService, withoutProvider, type Emitter, type ResourceOutcome } from './generate-support.ts';
+import { isObject } from '../../core/ids.ts';
 import { emitTcpRouter } from './generate-tcp.ts';
 
 const DEFAULT_ASSIGNMENT_PRIORITY = 100;

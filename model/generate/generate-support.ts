@@ -2,6 +2,7 @@
  * Shared state and small JSON helpers of the config generator (generate.ts, generate-resource.ts).
  */
 import type { DiscoveredService, JsonObject, Middleware, MtlsState, Service } from '../types.ts';
+import { isObject } from '../../core/ids.ts';
 
 export interface Conflict {
   kind: 'middleware' | 'service' | 'router' | 'tls_options';
@@ -60,10 +61,6 @@ export interface Emitter {
   recording: Recording | null;
 }
 
-/** True for a plain JSON object (not null, not an array). */
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Deep copy of a JSON tree (BigInt kept); faster than structuredClone for parsed JSON. */
 export function cloneJson<T>(value: T): T {

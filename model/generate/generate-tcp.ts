@@ -3,7 +3,8 @@
  * no TCP service is assigned.
  */
 import type { JsonObject, Resource, ResourceConfig } from '../types.ts';
-import { cloneJson, findSection, isObject, putNew, resolveService, type Emitter } from './generate-support.ts';
+import { cloneJson, findSection, putNew, resolveService, type Emitter } from './generate-support.ts';
+import { isObject } from '../../core/ids.ts';
 
 const DEFAULT_PORTS: Record<string, string> = { 'http:': '80', 'h2c:': '80', 'https:': '443' };
 

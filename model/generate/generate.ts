@@ -4,7 +4,8 @@
  */
 import type { DiscoveredService, JsonObject, Middleware, MtlsState, Resource, Service } from '../types.ts';
 import type { Conflict, DanglingReference, ResourceOutcome } from './generate-support.ts';
-import { compare, copySections, findSection, isObject, putNew, type Emitter } from './generate-support.ts';
+import { compare, copySections, findSection, putNew, type Emitter } from './generate-support.ts';
+import { isObject } from '../../core/ids.ts';
 import { patchResource } from './generate-resource.ts';
 import type { PatchMemo } from './generate-memo.ts';
 import { serviceReferences, servicesToEmit } from './services-in-use.ts';

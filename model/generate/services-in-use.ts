@@ -4,7 +4,7 @@
  * they are emitted only once something emitted uses them — a resource (its service or TCP service)
  * or an emitted weighted/mirroring/failover service — so Traefik never health-checks example hosts.
  */
-import { isObject } from './generate-support.ts';
+import { isObject } from '../../core/ids.ts';
 import type { Resource, Service } from '../types.ts';
 
 /** Ids a weighted, mirroring or failover service refers to (without `@provider` ones' meaning). */

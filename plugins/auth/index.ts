@@ -1,7 +1,8 @@
 /** /api/auth: token management (class A) and whoami (class O), API.md §4.15. */
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import { ErrorBody, paginate } from '../../model/schemas.ts';
+import { ErrorBody } from '../../model/schemas.ts';
+import { paginate } from '../../model/http.ts';
 import { authErrors } from './errors.ts';
 import {
   CommonErrors, CreatedToken, CreateTokenBody, ListQuery, TokenList, TokenParams, WhoAmI,

@@ -8,7 +8,8 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import type { GroupOptions } from '../../core/types.ts';
 import { APP_VERSION } from '../../core/version.ts';
-import { paginate, type PagingQuery } from '../../model/schemas.ts';
+import { paginate } from '../../model/http.ts';
+import { type PagingQuery } from '../../model/schemas.ts';
 import type { SwapFileOps } from './restore.ts';
 import { parseInterval, startSchedule, type ScheduleClock } from './schedule.ts';
 import {

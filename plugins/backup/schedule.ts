@@ -1,5 +1,5 @@
 /** Scheduled backups (API.md §4.10 `backup.schedule`): an interval such as `24h`; empty = none. */
-import { durationMs } from '../../model/schemas.ts';
+import { durationMs } from '../../model/duration.ts';
 
 /** Node timers overflow above 2^31-1 ms (about 24.8 days); longer waits are taken in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;

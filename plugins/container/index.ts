@@ -88,4 +88,6 @@ async function updateRoute(scope: FastifyInstance, { updates }: { updates: Updat
   });
 }
 
+export { isDockerHttpError, type DockerClient } from './docker-client.ts';
+
 export default fp(containers, { name: 'container', dependencies: ['auth', 'health', 'events', 'jobs', 'backup'], decorators: { fastify: ['config', 'now', 'health', 'events', 'jobs', 'backups'] } });

@@ -5,7 +5,8 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppConfig } from '../../core/config/schema.ts';
-import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag, type PagingQuery } from '../../model/schemas.ts';
+import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag } from '../../model/http.ts';
+import { type PagingQuery } from '../../model/schemas.ts';
 import { datasourceErrors } from './errors.ts';
 import {
   DataSourcesFileSchema, deleteSchema, getActiveSchema, getSchema, listSchema, putSchema, setActiveSchema, testSchema,
@@ -18,6 +19,7 @@ import { UpstreamState } from '../../model/upstream-state.ts';
 
 export type { ActiveDataSource, DataSourceRegistry, DataSourceService } from './service.ts';
 export type { DataSourceView } from './schemas.ts';
+export { fetchPangolinConfig, fetchTraefikList, fetchTraefikObject, fetchTraefikRouters, fetchTraefikServices, type UpstreamSource } from './upstream-client.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -6,7 +6,8 @@ import path from 'node:path';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GroupOptions } from '../../core/types.ts';
-import { ifMatchOf, ifNoneMatchHits, isTrue, paginate, quoteEtag } from '../../model/schemas.ts';
+import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag } from '../../model/http.ts';
+import { isTrue } from '../../model/schemas.ts';
 import { middlewareErrors } from './errors.ts';
 import {
   createSchema, deleteSchema, getSchema, listSchema, MiddlewareCreate, MiddlewareFile, replaceSchema,
@@ -19,6 +20,8 @@ import { DEFAULT_TRAEFIK_SCHEMA_PATH, TraefikSchema } from '../../model/traefik-
 
 export type { MiddlewareView } from './schemas.ts';
 export type { MiddlewareService } from './service.ts';
+export type { ConfigOutcome } from './validate.ts';
+export { DEFAULT_TEMPLATES_DIR, seedTemplates } from './templates.ts';
 
 /** Read-only copies of middlewares as the API shows them, for third-party plugins (API.md §6 `core`). */
 export interface MiddlewaresView {

@@ -9,7 +9,8 @@ import type { GroupOptions } from '../../core/types.ts';
 import type { MtlsState } from '../../model/types.ts';
 import { staticConfigPath } from '../middlewares/index.ts';
 import { StaticConfigReader } from '../../model/static-config.ts';
-import { ifMatchOf, ifNoneMatchHits, isTrue, paginate, quoteEtag, type PagingQuery } from '../../model/schemas.ts';
+import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag } from '../../model/http.ts';
+import { isTrue, type PagingQuery } from '../../model/schemas.ts';
 import { normalizeMiddlewareBody } from './body.ts';
 import { ClientService } from './clients.ts';
 import { mtlsErrors } from './errors.ts';
@@ -18,7 +19,7 @@ import { ClientFile, ConfigFile, schemas, type CaInput, type ClientData, type Cl
 import { MtlsService } from './service.ts';
 import { CLIENT_CERT_HEADER } from './verify.ts';
 
-/** What other groups use of mTLS (plugins/resources/mtls.ts reads it). */
+/** What other groups use of mTLS (resources and proxy-config, which declare this group as a dependency). */
 export interface MtlsApi {
   hasCa(): boolean;
   /** Globally enabled and a CA exists. */
@@ -188,4 +189,4 @@ async function verifyRoute(scope: FastifyInstance, { service }: { service: MtlsS
   });
 }
 
-export default fp(mtls, { name: 'mtls', decorators: { fastify: ['store', 'settings', 'config', 'now'] } });
+export default fp(mtls, { name: 'mtls', dependencies: ['middlewares'], decorators: { fastify: ['store', 'settings', 'config', 'now'] } });

@@ -6,7 +6,8 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { staticConfigPath } from '../middlewares/index.ts';
 import { StaticConfigReader } from '../../model/static-config.ts';
-import { isTrue, paginate } from '../../model/schemas.ts';
+import { isTrue } from '../../model/schemas.ts';
+import { paginate } from '../../model/http.ts';
 import { PluginCatalogue } from './catalogue.ts';
 import { checkNewPath, configPathOf, describePath } from './config-path.ts';
 import {

@@ -5,7 +5,8 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { stringify } from 'lossless-json';
-import { paginate, type PagingQuery } from '../../model/schemas.ts';
+import { paginate } from '../../model/http.ts';
+import { type PagingQuery } from '../../model/schemas.ts';
 import { AnswerCache } from './answer-cache.ts';
 import { proxyErrors, type PartError } from './errors.ts';
 import { dataSchema, entrypointsSchema, listSchema, overviewSchema, versionSchema, type ListQueryType } from './schemas.ts';

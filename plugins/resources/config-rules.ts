@@ -4,7 +4,7 @@
  */
 import type { ErrorDetail } from '../../core/errors/app-error.ts';
 import { validationError } from '../../core/errors/app-error.ts';
-import type { ResourceRecord } from './discovery.ts';
+import type { ResourceRecord } from '../../model/upstream-routers.ts';
 import type { ResourceConfig } from '../../model/types.ts';
 import { HEADER_NAME, type ConfigBody, type ConfigFileData, type ConfigKind } from '../../model/resource-config.ts';
 import { resourceErrors } from './errors.ts';

@@ -4,7 +4,7 @@
  * asked about and the objects they reference, so the API always shows what would be emitted and
  * the G6/G7 rules live in one place.
  */
-import type { ResourceRecord } from './discovery.ts';
+import type { ResourceRecord } from '../../model/upstream-routers.ts';
 import type { DiscoveredService as UpstreamDiscovered } from '../../model/upstream-state.ts';
 import { generateConfig, type ResourceOutcome } from '../../model/generate/generate.ts';
 import type { Middleware, MtlsState, Resource, Service } from '../../model/types.ts';

@@ -5,7 +5,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { SyncOutcome } from '../../model/upstream-state.ts';
-import type { ActiveDataSource as ActiveSource, DataSourceRegistry } from '../datasource/service.ts';
+import type { ActiveDataSource as ActiveSource, DataSourceRegistry } from '../datasource/index.ts';
 import type { DiscoverySync, SyncReport } from './sync.ts';
 import { backoffDelayMs } from './failure-streak.ts';
 

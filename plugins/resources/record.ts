@@ -4,7 +4,7 @@
  * the config generator read. Pure conversions, no I/O.
  */
 import { stringifyCanonical } from '../../model/lossless-json.ts';
-import { hostsOf, type Priority, type ResourceRecord } from './discovery.ts';
+import { hostsOf, type Priority, type ResourceRecord } from '../../model/upstream-routers.ts';
 import { defaultResourceConfig, type ResourceConfig, type ResourceTls } from '../../model/types.ts';
 import type { ConfigFileData } from '../../model/resource-config.ts';
 import type { ResourceFileData } from './schemas.ts';

@@ -1,6 +1,6 @@
 /** HTTP routes of /api/resources (API.md §4.4), registered in their own encapsulated scope. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag } from '../../model/schemas.ts';
+import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag } from '../../model/http.ts';
 import { aliasHook } from '../../model/aliases.ts';
 import { installCodecs } from './codecs.ts';
 import { CONFIG_KINDS, type ConfigBody, type ConfigKind } from '../../model/resource-config.ts';

@@ -3,7 +3,7 @@
  * write re-reads the resource under the collection lock, so the checks (disabled → 409, not
  * assigned → 404) see the same state as the write they guard.
  */
-import type { ResourceRecord } from './discovery.ts';
+import type { ResourceRecord } from '../../model/upstream-routers.ts';
 import type { ServiceView } from '../services/schemas.ts';
 import { canonicalConfig, checkConfig, type ConfigContext } from './config-rules.ts';
 import type { ConfigBody, ConfigKind } from '../../model/resource-config.ts';

@@ -1,5 +1,5 @@
 /** Resources as the API shows them: the record plus computed fields and store metadata (API.md §4.4). */
-import type { Priority, ResourceRecord } from './discovery.ts';
+import type { Priority, ResourceRecord } from '../../model/upstream-routers.ts';
 import type { ResourceOutcome } from '../../model/generate/generate.ts';
 import type { ResourceConfig } from '../../model/types.ts';
 import type { StoredObject } from '../../core/store/types.ts';

@@ -6,9 +6,9 @@ import path from 'node:path';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { GroupOptions } from '../../core/types.ts';
-import { DEFAULT_TEMPLATES_DIR, seedTemplates } from '../middlewares/templates.ts';
+import { DEFAULT_TEMPLATES_DIR, seedTemplates } from '../middlewares/index.ts';
 import { DEFAULT_TRAEFIK_SCHEMA_PATH, TraefikSchema } from '../../model/traefik-schema.ts';
-import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag } from '../../model/schemas.ts';
+import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag } from '../../model/http.ts';
 import { serviceErrors } from './errors.ts';
 import {
   createSchema, deleteSchema, getSchema, listSchema, replaceSchema, ServiceCreate, ServiceFile,
@@ -108,4 +108,4 @@ async function routes(scope: FastifyInstance, { manager }: { manager: ServiceMan
   });
 }
 
-export default fp(services, { name: 'services', dependencies: ['datasource'] });
+export default fp(services, { name: 'services', dependencies: ['datasource', 'middlewares'] });

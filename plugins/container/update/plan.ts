@@ -8,7 +8,7 @@ import { validationError, type ErrorDetail } from '../../../core/errors/app-erro
 import { plainName, type StackMembership } from '../stack.ts';
 import { nameOf } from '../views.ts';
 import { networkTargetOf } from './create-options.ts';
-import type { PlannedStep } from '../../jobs/runner.ts';
+import type { PlannedStep } from '../../jobs/index.ts';
 
 export interface PlannedUnit {
   /** The stack container to update. */

@@ -4,7 +4,7 @@
  * rename rolls the whole unit back (remove new, rename old back, start it) and fails the job, so
  * the services after it are skipped.
  */
-import type { JobContext, StepHandle } from '../../jobs/runner.ts';
+import type { JobContext, StepHandle } from '../../jobs/index.ts';
 import { networkTargetOf, recreateRequest } from './create-options.ts';
 import { describeError, registryOf, StepFailure, type UpdateDocker } from './docker-ops.ts';
 import { REPLACE_STEPS, type PlannedUnit } from './plan.ts';

@@ -4,7 +4,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { AppError } from '../../../core/errors/app-error.ts';
-import type { JobRunner } from '../../jobs/runner.ts';
+import type { JobRunner } from '../../jobs/index.ts';
 import type { JobView } from '../../jobs/schemas.ts';
 import type { StackMembership } from '../stack.ts';
 import type { DockerClient } from '../docker-client.ts';
