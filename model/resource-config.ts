@@ -65,7 +65,10 @@ export const MtlsConfig = Type.Object({
 }, { additionalProperties: false });
 
 const RULE_TYPES = ['ipRange', 'header', 'allOf', 'anyOf', 'noneOf'] as const;
-const Rule = Type.Object({ type: Type.Union(RULE_TYPES.map((t) => Type.Literal(t))) }, { additionalProperties: true });
+/** One rule of the mtlswhitelist plugin (its other fields depend on the type and pass through). */
+export const MtlsRule = Type.Object({ type: Type.Union(RULE_TYPES.map((t) => Type.Literal(t))) }, { additionalProperties: true });
+export type MtlsRuleData = Static<typeof MtlsRule> & Record<string, unknown>;
+const Rule = MtlsRule;
 
 export const MtlsWhitelistConfig = Type.Object({
   rules: Type.Optional(Nullable(Type.Array(Rule, { maxItems: 1000 }))),

@@ -30,3 +30,9 @@ export const JsonObject = Type.Record(Type.String(), Type.Unknown());
 
 /** A `description` field (API.md §2.10: ≤ 1000 chars). */
 export const Description = Type.String({ maxLength: 1000 });
+
+/**
+ * Response schema of 204/304 answers. The document says `null`; the static type is `undefined`,
+ * so `reply.send()` takes no payload, which is how those answers are sent (no body, no content-type).
+ */
+export const NoBody = Type.Unsafe<undefined>(Type.Null({ description: 'no body' }));

@@ -2,6 +2,7 @@
  * Input shapes of the Traefik configuration generator (API.md §4.2–§4.4, §4.8, §4.9).
  * Field names follow API.md exactly (snake_case) so store objects can be passed in as they are.
  */
+import type { MtlsRuleData } from './resource-config.ts';
 import type { DiscoveredService as UpstreamDiscoveredService } from './upstream-state.ts';
 
 /** A JSON object as parsed losslessly (unsafe integers are BigInt). */
@@ -52,7 +53,7 @@ export interface TlsDomain {
 }
 
 export interface MtlsWhitelistOverride {
-  rules: unknown[] | null;
+  rules: MtlsRuleData[] | null;
   request_headers: Record<string, string> | null;
   reject_message: string | null;
   reject_code: number | null;
@@ -104,11 +105,12 @@ export interface Resource {
 
 /** Global settings of the mtlswhitelist plugin middleware (§4.8 MiddlewareConfig). */
 export interface MiddlewareConfig {
-  rules: unknown[];
+  rules: MtlsRuleData[];
   request_headers: Record<string, string>;
   reject_message: string;
   reject_code: number;
-  refresh_interval: string | number;
+  /** `"<n>s"` or a Go duration (integer seconds are stored as `"<n>s"`) */
+  refresh_interval: string;
   external_data: JsonObject | null;
 }
 

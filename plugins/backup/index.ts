@@ -4,6 +4,7 @@
  * class O (`operations`).
  */
 import { createReadStream } from 'node:fs';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import type { GroupOptions } from '../../core/types.ts';
@@ -60,17 +61,18 @@ async function backups(app: FastifyInstance, options: BackupsOptions): Promise<v
 }
 
 /** The HTTP routes, encapsulated so their hooks never leak. */
-async function routes(scope: FastifyInstance, { service }: { service: BackupService }): Promise<void> {
+async function routes(parent: FastifyInstance, { service }: { service: BackupService }): Promise<void> {
+  const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
   const config = { auth: 'operations' as const };
 
   scope.get('/api/backup/list', { config, schema: listSchema }, async (request, reply) =>
-    paginate(request, reply, await service.list(), request.query as PagingQuery));
+    paginate(request, reply, await service.list(), request.query));
 
   scope.get('/api/backup/:id', { config, schema: getSchema }, async (request) =>
-    service.get((request.params as BackupParamsType).id));
+    service.get(request.params.id));
 
   scope.get('/api/backup/:id/download', { config, schema: downloadSchema }, async (request, reply) => {
-    const { id } = request.params as BackupParamsType;
+    const { id } = request.params;
     const { file, size } = await service.archive(id);
     return reply.type('application/gzip')
       .header('content-length', String(size))
@@ -79,17 +81,17 @@ async function routes(scope: FastifyInstance, { service }: { service: BackupServ
   });
 
   scope.post('/api/backup/create', { config, schema: createSchema }, async (request, reply) => {
-    const body = request.body as CreateBodyType;
+    const body = request.body;
     if (body.dry_run) return reply.code(200).send(await service.dryRun());
     const view = await service.create(body.note ?? '');
     return reply.code(201).header('location', `/api/backup/${view.id}`).send(view);
   });
 
   scope.post('/api/backup/restore', { config, schema: restoreSchema }, async (request) =>
-    service.restore(request.body as RestoreBodyType));
+    service.restore(request.body));
 
   scope.delete('/api/backup/:id', { config, schema: deleteSchema }, async (request, reply) => {
-    await service.remove((request.params as BackupParamsType).id);
+    await service.remove(request.params.id);
     return reply.code(204).send();
   });
 

@@ -1,6 +1,7 @@
 /** TypeBox schemas of /api/backup (API.md §4.10): bodies, params, responses per status. */
+import type { Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
-import { ErrorBody, ErrorResponses, Paging } from '../../model/schemas.ts';
+import { ErrorBody, ErrorResponses, NoBody, Paging } from '../../model/schemas.ts';
 import { BACKUP_ID_PATTERN, BACKUP_KINDS } from './naming.ts';
 
 export const BackupId = Type.String({ pattern: BACKUP_ID_PATTERN, description: 'backup-<UTC yyyymmddThhmmssZ>[-<suffix>]' });
@@ -56,8 +57,8 @@ export const ListQuery = Type.Object(Paging);
 
 /** Errors any route here can answer (API.md §2.3 auth, §2.4). */
 const Errors = { ...ErrorResponses, 401: ErrorBody, 403: ErrorBody, 429: ErrorBody };
-const Empty = Type.Null({ description: 'no body' });
-const Gzip = Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'the archive (application/gzip)' });
+const Empty = NoBody;
+const Gzip = Type.Unsafe<Buffer | Readable>({ type: 'string', format: 'binary', description: 'the archive (application/gzip)' });
 const tags = ['backup'];
 
 export const listSchema = { tags, summary: 'List backups, newest first', querystring: ListQuery, response: { 200: Type.Array(Backup), ...Errors } };

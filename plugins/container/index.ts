@@ -3,6 +3,7 @@
  * and the /api/container routes, including update jobs (POST /api/container/update) that run on the
  * Jobs group's runner and take their pre-update backup through the backups group.
  */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { isTrue } from '../../model/schemas.ts';
@@ -58,32 +59,34 @@ async function containers(app: FastifyInstance): Promise<void> {
 }
 
 /** The HTTP routes, encapsulated so their hooks never leak. */
-async function routes(scope: FastifyInstance, { service }: { service: ContainerService }): Promise<void> {
+async function routes(parent: FastifyInstance, { service }: { service: ContainerService }): Promise<void> {
+  const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
   const config = { auth: 'operations' as const };
 
   scope.get('/api/container/containers', { config, schema: listSchema }, async (request, reply) => {
-    const query = request.query as ListQueryType;
+    const query = request.query;
     const list = await service.list(isTrue(query.all), isTrue(query.labels));
     reply.header('x-total-count', String(list.length));
     return list;
   });
 
   scope.post('/api/container/container/:action', { config, schema: actionSchema }, async (request) => {
-    const { action } = request.params as { action: ContainerAction };
-    return service.act(action, (request.body as ActionBodyType).container_name);
+    const { action } = request.params;
+    return service.act(action, request.body.container_name);
   });
 
   scope.get('/api/container/updates', { config, schema: updatesSchema }, async (request, reply) => {
-    const list = await service.updates(isTrue((request.query as { refresh?: string }).refresh));
+    const list = await service.updates(isTrue(request.query.refresh));
     reply.header('x-total-count', String(list.length));
     return list;
   });
 }
 
 /** POST /api/container/update, in its own scope beside the other container routes. */
-async function updateRoute(scope: FastifyInstance, { updates }: { updates: UpdateService }): Promise<void> {
+async function updateRoute(parent: FastifyInstance, { updates }: { updates: UpdateService }): Promise<void> {
+  const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
   scope.post('/api/container/update', { config: { auth: 'operations' }, schema: updateSchema }, async (request, reply) => {
-    const job = await updates.start(request.body as UpdateBodyType);
+    const job = await updates.start(request.body);
     return reply.code(202).header('location', `/api/jobs/${job.id}`).send(job);
   });
 }

@@ -3,6 +3,7 @@
  * registry) and `app.middlewaresView`, seeds templates, and serves /api/middlewares in its own scope.
  */
 import path from 'node:path';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GroupOptions } from '../../core/types.ts';
@@ -82,37 +83,37 @@ async function middlewares(app: FastifyInstance, options: MiddlewaresOptions): P
 }
 
 /** The HTTP routes, encapsulated so their hooks never leak. */
-async function routes(scope: FastifyInstance, { service }: { service: MiddlewareService }): Promise<void> {
+async function routes(app: FastifyInstance, { service }: { service: MiddlewareService }): Promise<void> {
+  const scope = app.withTypeProvider<TypeBoxTypeProvider>();
   const auth = { auth: 'config' as const };
   const sendOne = (reply: FastifyReply, view: MiddlewareView, status = 200) => reply.code(status).header('etag', quoteEtag(view.etag)).send(view);
 
   scope.get('/api/middlewares', { config: auth, schema: listSchema }, async (request, reply) => {
-    const query = request.query as MiddlewareListFilter;
-    return paginate(request, reply, service.list(query), query);
+    return paginate(request, reply, service.list(request.query), request.query);
   });
 
   scope.post('/api/middlewares', { config: auth, schema: createSchema }, async (request, reply) => {
-    const view = await service.create(request.body as MiddlewareCreateBody);
+    const view = await service.create(request.body);
     reply.header('location', `/api/middlewares/${view.id}`);
     return sendOne(reply, view, 201);
   });
 
-  scope.get('/api/middlewares/:id', { config: auth, schema: getSchema }, async (request: FastifyRequest, reply) => {
-    const { id } = request.params as { id: string };
+  scope.get('/api/middlewares/:id', { config: auth, schema: getSchema }, async (request, reply) => {
+    const { id } = request.params;
     const view = service.get(id);
     if (!view) throw middlewareErrors.notFound(id);
-    if (ifNoneMatchHits(request.headers['if-none-match'], view.etag)) return reply.code(304).header('etag', quoteEtag(view.etag)).send();
+    if (ifNoneMatchHits(request.headers['if-none-match'], view.etag)) return reply.header('etag', quoteEtag(view.etag)).code(304).send();
     return sendOne(reply, view);
   });
 
   scope.put('/api/middlewares/:id', { config: auth, schema: replaceSchema }, async (request, reply) => {
-    const { id } = request.params as { id: string };
-    return sendOne(reply, await service.replace(id, request.body as MiddlewareReplaceBody, ifMatchOf(request)));
+    const { id } = request.params;
+    return sendOne(reply, await service.replace(id, request.body, ifMatchOf(request)));
   });
 
   scope.delete('/api/middlewares/:id', { config: auth, schema: deleteSchema }, async (request, reply) => {
-    const { id } = request.params as { id: string };
-    const { force } = request.query as { force?: string };
+    const { id } = request.params;
+    const { force } = request.query;
     await service.remove(id, { force: isTrue(force), ifMatch: ifMatchOf(request) });
     return reply.code(204).send();
   });
