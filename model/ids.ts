@@ -24,6 +24,8 @@ export function uniqueSlug(name: string, fallback: string, taken: (id: string) =
   }
 }
 
+// control characters are exactly what this pattern is for
+// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** Validates a `name` (API.md §2.8: 1–100 chars after trimming, no control characters); returns it trimmed or throws 422. */

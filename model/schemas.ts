@@ -1,5 +1,5 @@
 /** TypeBox pieces every group's schemas use: query booleans, paging, error body, ids (API.md §2). */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { SLUG_PATTERN } from '../core/ids.ts';
 
 /** Query booleans accept `true|false|1|0` (API.md §2.1). */
@@ -20,7 +20,6 @@ export const Paging = {
   page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
 };
 export type PagingQuery = { page?: number; page_size?: number };
-export type ErrorBodyType = Static<typeof ErrorBody>;
 
 /** Standard error responses of object routes, for the route `response` maps. */
 export const ErrorResponses = { 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 412: ErrorBody, 415: ErrorBody, 422: ErrorBody } as const;

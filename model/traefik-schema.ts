@@ -9,7 +9,6 @@ import { PROJECT_ROOT } from '../core/config/load.ts';
 import type { ErrorDetail } from '../core/errors/app-error.ts';
 import { numberProblems } from './traefik-numbers.ts';
 
-/** Where the schema lives in this checkout (the shared material beside the project). */
 /** Shipped with the server (config/schemas/SOURCE.md): validation must not depend on test material. */
 export const DEFAULT_TRAEFIK_SCHEMA_PATH = path.resolve(PROJECT_ROOT, 'config', 'schemas', 'traefik-v3-file-provider.json');
 
@@ -35,7 +34,7 @@ export class TraefikSchema {
     try {
       schema = JSON.parse(readFileSync(file, 'utf8'));
     } catch (err) {
-      throw new Error(`Traefik JSON Schema at ${file} cannot be read: ${(err as Error).message}`);
+      throw new Error(`Traefik JSON Schema at ${file} cannot be read: ${(err as Error).message}`, { cause: err });
     }
     if (!schema.definitions || typeof schema.definitions !== 'object') throw new Error(`Traefik JSON Schema at ${file} has no definitions`);
     this.id = schema.$id ?? 'traefik-v3-file-provider.json';

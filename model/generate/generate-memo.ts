@@ -1,5 +1,5 @@
 /**
- * Per-resource memo of the generator (API.md §4.9, issue 4: regeneration at 10,000 routers).
+ * Per-resource memo of the generator (API.md §4.9): regeneration at 10,000 routers costs what changed.
  *
  * Patching a resource is a pure function of: the resource record, the object it patches (the
  * upstream router in Pangolin mode, the runtime router in Traefik mode), what its references

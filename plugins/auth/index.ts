@@ -6,10 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { ErrorBody } from '../../model/schemas.ts';
 import { paginate } from '../../model/http.ts';
 import { authErrors } from './errors.ts';
-import {
-  CommonErrors, CreatedToken, CreateTokenBody, ListQuery, TokenList, TokenParams, WhoAmI,
-  type CreateTokenInput, type ListQueryType, type TokenParamsType,
-} from './schemas.ts';
+import { CommonErrors, CreatedToken, CreateTokenBody, ListQuery, TokenList, TokenParams, WhoAmI } from './schemas.ts';
 
 const TOKENS = '/api/auth/tokens';
 

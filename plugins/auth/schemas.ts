@@ -42,6 +42,4 @@ export const WhoAmI = Type.Object({
 /** Errors every route here can answer (API.md §4: 401/403/429 per §2.3, 422 for bad input). */
 export const CommonErrors = { 401: ErrorBody, 403: ErrorBody, 422: ErrorBody, 429: ErrorBody };
 
-export type CreateTokenInput = Static<typeof CreateTokenBody>;
-export type TokenParamsType = Static<typeof TokenParams>;
 export type ListQueryType = Static<typeof ListQuery>;

@@ -10,13 +10,9 @@ import type { FastifyInstance } from 'fastify';
 import type { GroupOptions } from '../../core/types.ts';
 import { APP_VERSION } from '../../core/version.ts';
 import { paginate } from '../../model/http.ts';
-import { type PagingQuery } from '../../model/schemas.ts';
 import type { SwapFileOps } from './restore.ts';
 import { parseInterval, startSchedule, type ScheduleClock } from './schedule.ts';
-import {
-  cleanupSchema, createSchema, deleteSchema, downloadSchema, getSchema, listSchema, restoreSchema,
-  type BackupParamsType, type CreateBodyType, type RestoreBodyType,
-} from './schemas.ts';
+import { cleanupSchema, createSchema, deleteSchema, downloadSchema, getSchema, listSchema, restoreSchema } from './schemas.ts';
 import { BackupService } from './service.ts';
 
 export type { BackupService } from './service.ts';

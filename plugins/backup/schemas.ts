@@ -6,7 +6,6 @@ import { BACKUP_ID_PATTERN, BACKUP_KINDS } from './naming.ts';
 
 export const BackupId = Type.String({ pattern: BACKUP_ID_PATTERN, description: 'backup-<UTC yyyymmddThhmmssZ>[-<suffix>]' });
 export const BackupParams = Type.Object({ id: BackupId });
-export type BackupParamsType = Static<typeof BackupParams>;
 
 export const Backup = Type.Object({
   id: BackupId,
@@ -24,7 +23,6 @@ export const CreateBody = Type.Object({
   dry_run: Type.Optional(Type.Boolean({ default: false, description: 'report what would be archived; nothing is written' })),
   note: Type.Optional(Type.String({ maxLength: 200, default: '' })),
 });
-export type CreateBodyType = Static<typeof CreateBody>;
 
 export const DryRun = Type.Object({
   dry_run: Type.Literal(true),

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { isTrue } from '../../model/schemas.ts';
 import { SHUTDOWN_GRACE_MS } from '../jobs/index.ts';
 import { DockerClient, dockerConfigured, dockerEndpoint, dockerOptions } from './docker-client.ts';
-import { actionSchema, listSchema, updateSchema, updatesSchema, type ActionBodyType, type ContainerAction, type ListQueryType, type UpdateBodyType } from './schemas.ts';
+import { actionSchema, listSchema, updateSchema, updatesSchema } from './schemas.ts';
 import { ContainerService } from './service.ts';
 import { StackMembership } from './stack.ts';
 import { UpdateService } from './update/service.ts';

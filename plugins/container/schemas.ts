@@ -46,7 +46,6 @@ export const ActionParams = Type.Object({
 /** Docker container names (`[a-zA-Z0-9][a-zA-Z0-9_.-]*`), a leading `/` tolerated. */
 const ContainerName = Type.String({ pattern: '^/?[a-zA-Z0-9][a-zA-Z0-9_.-]{0,254}$', description: 'container name (a leading / is ignored)' });
 export const ActionBody = Type.Object({ container_name: ContainerName });
-export type ActionBodyType = Static<typeof ActionBody>;
 
 export const ActionResult = Type.Object({
   name: Type.String(),
@@ -87,7 +86,6 @@ export const UpdateBody = Type.Object({
   backup: Type.Optional(Type.Boolean({ default: false, description: 'take a pre-update backup of the data dir first' })),
   health_timeout_s: Type.Optional(Type.Integer({ minimum: 10, maximum: 600, default: 120, description: 'how long a new container may take to become healthy' })),
 });
-export type UpdateBodyType = Static<typeof UpdateBody>;
 
 export const updateSchema = {
   tags, summary: 'Update stack containers to the newest image of their reference, as a job (rollback on failure)', body: UpdateBody,

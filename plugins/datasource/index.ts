@@ -7,13 +7,8 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppConfig } from '../../core/config/schema.ts';
 import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag } from '../../model/http.ts';
-import { type PagingQuery } from '../../model/schemas.ts';
 import { datasourceErrors } from './errors.ts';
-import {
-  DataSourcesFileSchema, deleteSchema, getActiveSchema, getSchema, listSchema, putSchema, setActiveSchema, testSchema,
-  DEFAULT_POLL_INTERVAL_S, DEFAULT_TIMEOUT_MS,
-  type DataSourcesFile, type DataSourceView, type DataSourceWriteBody, type SetActiveBodyType,
-} from './schemas.ts';
+import { DataSourcesFileSchema, deleteSchema, getActiveSchema, getSchema, listSchema, putSchema, setActiveSchema, testSchema, DEFAULT_POLL_INTERVAL_S, DEFAULT_TIMEOUT_MS, type DataSourcesFile, type DataSourceView } from './schemas.ts';
 import { DataSourceService } from './service.ts';
 import { normalizeFile } from './source-input.ts';
 import { UpstreamState } from '../../model/upstream-state.ts';

@@ -82,7 +82,6 @@ export type DataSourceWriteBody = Static<typeof DataSourceWrite>;
 
 /** Body of PUT /api/datasource/active. */
 export const SetActiveBody = Type.Object({ name: Slug }, { additionalProperties: false });
-export type SetActiveBodyType = Static<typeof SetActiveBody>;
 
 /** `:name` is a slug (API.md §2.8); anything else answers 422 before reaching the service. */
 export const NameParams = Type.Object({ name: Slug });

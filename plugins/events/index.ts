@@ -10,7 +10,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorBody } from '../../model/schemas.ts';
 import { EVENT_TYPES, EventHub, type BusEvent, type EventBus, type EventType } from './bus.ts';
-import { EventsHeaders, EventsQuery, type EventsQueryType } from './schemas.ts';
+import { EventsHeaders, EventsQuery } from './schemas.ts';
 import { publishStoreChanges } from './store-events.ts';
 import { SseStream } from './stream.ts';
 

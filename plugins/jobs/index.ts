@@ -10,7 +10,7 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { paginate } from '../../model/http.ts';
 import { JobRunner } from './runner.ts';
-import { getSchema, listSchema, type JobParamsType, type JobView, type ListQueryType } from './schemas.ts';
+import { getSchema, listSchema, type JobView } from './schemas.ts';
 
 export type { JobContext, JobRunner, JobSpec, PlannedStep, StepHandle } from './runner.ts';
 export type { JobView } from './schemas.ts';

@@ -46,7 +46,6 @@ export const ListQuery = Type.Object({
 export type ListQueryType = Static<typeof ListQuery>;
 
 export const JobParams = Type.Object({ id: Type.String({ pattern: JOB_ID_PATTERN, description: 'job-<lower-case ULID>' }) });
-export type JobParamsType = Static<typeof JobParams>;
 
 const Errors = { 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 422: ErrorBody, 429: ErrorBody };
 

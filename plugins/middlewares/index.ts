@@ -5,15 +5,12 @@
 import path from 'node:path';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { GroupOptions } from '../../core/types.ts';
 import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag } from '../../model/http.ts';
 import { isTrue } from '../../model/schemas.ts';
 import { middlewareErrors } from './errors.ts';
-import {
-  createSchema, deleteSchema, getSchema, listSchema, MiddlewareCreate, MiddlewareFile, replaceSchema,
-  type MiddlewareCreateBody, type MiddlewareData, type MiddlewareListFilter, type MiddlewareReplaceBody, type MiddlewareView,
-} from './schemas.ts';
+import { createSchema, deleteSchema, getSchema, listSchema, MiddlewareCreate, MiddlewareFile, replaceSchema, type MiddlewareData, type MiddlewareView } from './schemas.ts';
 import { MiddlewareService, type MiddlewareTemplate } from './service.ts';
 import { StaticConfigReader } from '../../model/static-config.ts';
 import { DEFAULT_TEMPLATES_DIR, seedTemplates } from './templates.ts';

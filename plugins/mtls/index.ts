@@ -11,12 +11,12 @@ import type { MtlsState } from '../../model/types.ts';
 import { staticConfigPath } from '../middlewares/index.ts';
 import { StaticConfigReader } from '../../model/static-config.ts';
 import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag } from '../../model/http.ts';
-import { isTrue, type PagingQuery } from '../../model/schemas.ts';
+import { isTrue } from '../../model/schemas.ts';
 import { normalizeMiddlewareBody } from './body.ts';
 import { ClientService } from './clients.ts';
 import { mtlsErrors } from './errors.ts';
 import { MtlsFiles } from './files.ts';
-import { ClientFile, ConfigFile, schemas, type CaInput, type ClientData, type ClientInput, type ConfigFileData, type MiddlewareConfigInput } from './schemas.ts';
+import { ClientFile, ConfigFile, schemas, type ClientData, type ConfigFileData } from './schemas.ts';
 import { MtlsService } from './service.ts';
 import { CLIENT_CERT_HEADER } from './verify.ts';
 
@@ -39,6 +39,8 @@ async function mtls(app: FastifyInstance, _options: GroupOptions): Promise<void>
   const log = app.log.child({ component: 'mtls' });
   const config = await app.store.document<ConfigFileData>({ path: 'mtls/config.yaml', schema: ConfigFile, initial: () => ({}), dirMode: 0o700 });
   const files = new MtlsFiles(app.store);
+  // assigned once the collection exists; the collection's check callback needs it (and runs only after)
+  // eslint-disable-next-line prefer-const
   let clientService: ClientService | undefined;
   const clients = await app.store.collection<ClientData>({
     name: 'mtls/clients',

@@ -11,10 +11,7 @@ import { isTrue } from '../../model/schemas.ts';
 import { paginate } from '../../model/http.ts';
 import { PluginCatalogue } from './catalogue.ts';
 import { checkNewPath, configPathOf, describePath } from './config-path.ts';
-import {
-  catalogueSchema, configPathSchema, installSchema, listSchema, putConfigPathSchema, removeSchema, usageSchema,
-  type CatalogueQueryType, type InstallBodyType, type RemoveBodyType,
-} from './schemas.ts';
+import { catalogueSchema, configPathSchema, installSchema, listSchema, putConfigPathSchema, removeSchema, usageSchema } from './schemas.ts';
 import { PluginService } from './service.ts';
 
 async function plugins(app: FastifyInstance): Promise<void> {

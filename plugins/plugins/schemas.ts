@@ -46,7 +46,6 @@ export const CatalogueQuery = Type.Object({
   refresh: Type.Optional(QueryBool),
   ...Paging,
 });
-export type CatalogueQueryType = Static<typeof CatalogueQuery>;
 
 export const Usage = Type.Object({
   key: Type.String(),

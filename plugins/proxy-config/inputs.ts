@@ -11,7 +11,7 @@ import type { Middleware, Resource, Service } from '../../model/types.ts';
 export function generationInputs(app: FastifyInstance): () => GenerationInput | null {
   return () => {
     const mode = app.datasources.active()?.source.type ?? 'pangolin';
-    let upstream: unknown = null;
+    let upstream: unknown;
     if (mode === 'pangolin') {
       const snapshot = app.upstream.current();
       if (!snapshot || snapshot.mode !== 'pangolin') return null;

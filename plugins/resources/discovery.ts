@@ -6,7 +6,7 @@ import picomatch from 'picomatch';
 import { stringifyCanonical } from '../../model/lossless-json.ts';
 import { defaultResourceConfig } from '../../model/types.ts';
 import { slugify } from '../../model/ids.ts';
-import { allocateId, hostsOf, splitKey, type ResourceRecord, type SourceKind, type UpstreamRouter } from '../../model/upstream-routers.ts';
+import { allocateId, hostsOf, type ResourceRecord, type SourceKind, type UpstreamRouter } from '../../model/upstream-routers.ts';
 
 export interface ReconcileOptions {
   source: SourceKind;

@@ -11,10 +11,7 @@ import { DEFAULT_TEMPLATES_DIR, seedTemplates } from '../middlewares/index.ts';
 import { DEFAULT_TRAEFIK_SCHEMA_PATH, TraefikSchema } from '../../model/traefik-schema.ts';
 import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag } from '../../model/http.ts';
 import { serviceErrors } from './errors.ts';
-import {
-  createSchema, deleteSchema, getSchema, listSchema, replaceSchema, ServiceCreate, ServiceFile,
-  type ServiceCreateBody, type ServiceData, type ServiceListFilter, type ServiceReplaceBody, type ServiceView,
-} from './schemas.ts';
+import { createSchema, deleteSchema, getSchema, listSchema, replaceSchema, ServiceCreate, ServiceFile, type ServiceData, type ServiceView } from './schemas.ts';
 import { ServiceManager, type ServiceTemplate } from './service.ts';
 
 export type { ServiceView } from './schemas.ts';

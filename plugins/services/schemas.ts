@@ -3,7 +3,6 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Description, ErrorResponses, IdParams, JsonObject, NoBody, Paging, Slug } from '../../model/schemas.ts';
 
 export const SERVICE_TYPES = ['loadBalancer', 'weighted', 'mirroring', 'failover'] as const;
-export type ServiceType = (typeof SERVICE_TYPES)[number];
 export const PROTOCOLS = ['http', 'tcp', 'udp'] as const;
 export type Protocol = (typeof PROTOCOLS)[number];
 
