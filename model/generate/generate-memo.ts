@@ -20,16 +20,26 @@ import type { DanglingReference, Emitter, Recording, ResourceOutcome } from './g
 import { findSection, section, withoutProvider } from './generate-support.ts';
 import type { GenerationInput } from './generate.ts';
 import type { Resource } from '../types.ts';
+import type { DeepReadonly } from '../readonly.ts';
 
-interface Entry {
-  resource: Resource;
-  base: unknown;
-  references: string;
-  recording: Recording;
-  dangling: DanglingReference[];
-  mtlsUsed: boolean;
-  outcome: ResourceOutcome;
+/** Where a resource's patch started: compared by identity / text when the resource comes again. */
+export interface PatchKey {
+  readonly base: unknown;
+  readonly references: string;
 }
+
+/** What patching one resource produced, as the generator observed it (generate.ts patchRecorded). */
+export interface PatchResult {
+  readonly recording: Recording;
+  readonly dangling: readonly DanglingReference[];
+  readonly mtlsUsed: boolean;
+  readonly outcome: ResourceOutcome;
+  /** no conflict arose while patching: a replay would not repeat it */
+  readonly clean: boolean;
+}
+
+/** A remembered patch: read-only, since replays hand the same objects out again. */
+type Entry = Readonly<PatchKey & Omit<PatchResult, 'clean' | 'recording'> & { resource: Resource; recording: DeepReadonly<Recording> }>;
 
 export interface MemoStats {
   replayed: number;
@@ -79,29 +89,17 @@ export class PatchMemo {
     return entry.outcome;
   }
 
-  /** Patches for real through `patch`, remembering the result when it is cacheable. */
-  record(emitter: Emitter, resource: Resource, patch: () => ResourceOutcome): ResourceOutcome {
-    const base = baseOf(emitter, resource);
-    const references = referencesOf(emitter, resource);
-    const recording: Recording = { puts: [], replaced: null, cacheable: true };
-    const danglingFrom = emitter.dangling.length;
-    const conflictsFrom = emitter.conflicts.length;
-    const mtlsBefore = emitter.mtlsUsed;
-    emitter.mtlsUsed = false;
-    emitter.recording = recording;
-    let outcome: ResourceOutcome;
-    try {
-      outcome = patch();
-    } finally {
-      emitter.recording = null;
-    }
-    const mtlsUsed = emitter.mtlsUsed;
-    emitter.mtlsUsed = mtlsBefore || mtlsUsed;
+  /** The key of a patch about to be made (taken before patching: the patch replaces the base router). */
+  keyOf(emitter: Emitter, resource: Resource): PatchKey {
+    return { base: baseOf(emitter, resource), references: referencesOf(emitter, resource) };
+  }
+
+  /** Remembers a patch the generator made, when it can be replayed. Reads its arguments only. */
+  remember(resource: Resource, key: PatchKey, result: PatchResult): void {
     this.stats.patched += 1;
-    if (recording.cacheable && emitter.conflicts.length === conflictsFrom) {
-      this.current.set(resource.id, { resource, base, references, recording, dangling: emitter.dangling.slice(danglingFrom), mtlsUsed, outcome });
-    }
-    return outcome;
+    if (!result.recording.cacheable || !result.clean) return;
+    const { clean: _clean, ...patch } = result;
+    this.current.set(resource.id, { resource, ...key, ...patch });
   }
 }
 

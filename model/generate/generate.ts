@@ -3,23 +3,28 @@
  * (API.md §4.9, rules G2, G4–G10). No I/O: callers pass every input and get a plain object back.
  */
 import type { DiscoveredService, JsonObject, Middleware, MtlsState, Resource, Service } from '../types.ts';
-import type { Conflict, DanglingReference, ResourceOutcome } from './generate-support.ts';
+import type { Conflict, DanglingReference, Recording, ResourceOutcome } from './generate-support.ts';
 import { compare, copySections, findSection, putNew, type Emitter } from './generate-support.ts';
 import { isObject } from '../../core/ids.ts';
 import { patchResource } from './generate-resource.ts';
 import type { PatchMemo } from './generate-memo.ts';
 import { serviceReferences, servicesToEmit } from './services-in-use.ts';
 
+/**
+ * What one generation reads. Stored objects come in as they are held in memory and are never
+ * changed (the memo and the caches key on their identity): the lists are read-only here, and the
+ * memo keeps what it remembers as DeepReadonly (generate-memo.ts).
+ */
 export interface GenerationInput {
-  mode: 'pangolin' | 'traefik';
+  readonly mode: 'pangolin' | 'traefik';
   /** Pangolin mode: the upstream config body. Traefik mode: Traefik's `/api/http/routers` list (or null). */
-  upstream: unknown;
-  middlewares: Middleware[];
+  readonly upstream: unknown;
+  readonly middlewares: readonly Middleware[];
   /** manual and template services: manual ones are emitted, template ones once used (services-in-use.ts) */
-  services: Service[];
-  discoveredServices: DiscoveredService[];
-  resources: Resource[];
-  mtls: MtlsState;
+  readonly services: readonly Service[];
+  readonly discoveredServices: readonly DiscoveredService[];
+  readonly resources: readonly Resource[];
+  readonly mtls: MtlsState;
 }
 
 export type { Conflict, DanglingReference, ResourceOutcome } from './generate-support.ts';
@@ -58,9 +63,7 @@ export function generateConfig(input: GenerationInput, memo?: PatchMemo): Genera
   const ordered = sortedById(input.resources);
   memo?.begin(input);
   for (const resource of ordered) {
-    const outcome = memo
-      ? memo.replay(emitter, resource) ?? memo.record(emitter, resource, () => patchResource(emitter, resource))
-      : patchResource(emitter, resource);
+    const outcome = memo ? (memo.replay(emitter, resource) ?? patchRecorded(emitter, resource, memo)) : patchResource(emitter, resource);
     if (outcome.emitted) patched += 1;
     resources[resource.id] = outcome;
   }
@@ -107,7 +110,7 @@ function createEmitter(input: GenerationInput, config: JsonObject): Emitter {
 }
 
 /** G4: every middleware of ours, assigned or not, so other providers can use `<id>@http`. */
-function emitMiddlewares(emitter: Emitter, middlewares: Middleware[]): void {
+function emitMiddlewares(emitter: Emitter, middlewares: readonly Middleware[]): void {
   for (const m of middlewares) {
     // config objects are shared, not copied: nothing changes them after this point (the serializer
     // then finds the same object in every generation and reuses its JSON)
@@ -131,7 +134,7 @@ function wrapped(type: string, config: JsonObject): JsonObject {
 }
 
 /** G4: our services go to the section of their protocol. */
-function emitServices(emitter: Emitter, services: Service[]): void {
+function emitServices(emitter: Emitter, services: readonly Service[]): void {
   for (const s of services) {
     putNew(emitter, 'service', [s.protocol ?? 'http', 'services'], s.id, wrapped(s.type, s.config));
   }
@@ -152,7 +155,7 @@ function emitMtlsHelpers(emitter: Emitter, mtls: MtlsState): void {
 }
 
 /** G10: chain members without `@` must exist in the generated config; they are listed, not removed. */
-function checkChainMembers(emitter: Emitter, middlewares: Middleware[]): void {
+function checkChainMembers(emitter: Emitter, middlewares: readonly Middleware[]): void {
   const defined = findSection(emitter.config, 'http', 'middlewares') ?? {};
   for (const m of middlewares) {
     if (m.type !== 'chain' || !Array.isArray(m.config.middlewares)) continue;
@@ -165,7 +168,7 @@ function checkChainMembers(emitter: Emitter, middlewares: Middleware[]): void {
 }
 
 /** G10: service references inside our services (weighted, mirroring, failover). */
-function checkServiceReferences(emitter: Emitter, services: Service[]): void {
+function checkServiceReferences(emitter: Emitter, services: readonly Service[]): void {
   for (const s of services) {
     const protocol = s.protocol ?? 'http';
     const defined = findSection(emitter.config, protocol, 'services') ?? {};
@@ -178,7 +181,32 @@ function checkServiceReferences(emitter: Emitter, services: Service[]): void {
 }
 
 /** The list itself when already in id order (the store's usual order), else a sorted copy. */
-function sortedById(resources: Resource[]): Resource[] {
+/**
+ * Patches one resource while recording what it writes, and hands the result to the memo. The
+ * emitter's recording and mTLS flag are the generator's own fields: only this function sets them.
+ */
+function patchRecorded(emitter: Emitter, resource: Resource, memo: PatchMemo): ResourceOutcome {
+  const key = memo.keyOf(emitter, resource);
+  const recording: Recording = { puts: [], replaced: null, cacheable: true };
+  const danglingFrom = emitter.dangling.length;
+  const conflictsFrom = emitter.conflicts.length;
+  const mtlsBefore = emitter.mtlsUsed;
+  emitter.mtlsUsed = false;
+  emitter.recording = recording;
+  let outcome: ResourceOutcome;
+  try {
+    outcome = patchResource(emitter, resource);
+  } finally {
+    emitter.recording = null;
+  }
+  const mtlsUsed = emitter.mtlsUsed;
+  emitter.mtlsUsed = mtlsBefore || mtlsUsed;
+  const clean = emitter.conflicts.length === conflictsFrom;
+  memo.remember(resource, key, { recording, dangling: emitter.dangling.slice(danglingFrom), mtlsUsed, outcome, clean });
+  return outcome;
+}
+
+function sortedById(resources: readonly Resource[]): readonly Resource[] {
   for (let i = 1; i < resources.length; i++) {
     if (resources[i - 1].id > resources[i].id) return [...resources].sort((a, b) => compare(a.id, b.id));
   }

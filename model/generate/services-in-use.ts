@@ -19,7 +19,7 @@ export function serviceReferences(s: Service): string[] {
 }
 
 /** The services to emit: the same array when no template service is left out (the usual case once templates are used or deleted). */
-export function servicesToEmit(services: Service[], resources: Resource[]): Service[] {
+export function servicesToEmit(services: readonly Service[], resources: readonly Resource[]): readonly Service[] {
   if (!services.some((s) => s.source === 'template')) return services;
   const byId = new Map(services.map((s) => [s.id, s]));
   const used = new Set<string>();

@@ -9,7 +9,7 @@ const service = (id: string, source: 'manual' | 'template', type = 'loadBalancer
   ({ id, name: id, type, protocol: 'http', config, source });
 const resource = (id: string, serviceId: string | null, tcpServiceId: string | null = null) =>
   ({ id, service_id: serviceId, config: { tcp: { enabled: tcpServiceId !== null, entrypoints: ['tcp'], sni_rule: null, service_id: tcpServiceId } } }) as unknown as Resource;
-const ids = (list: Service[]) => list.map((s) => s.id).sort();
+const ids = (list: readonly Service[]) => list.map((s) => s.id).sort();
 
 test('unused template services are left out; manual ones always emitted', (t) => {
   const services = [service('mine', 'manual'), service('example-app', 'template'), service('example-db', 'template')];
