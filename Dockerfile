@@ -10,6 +10,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY core ./core
+COPY model ./model
 COPY plugins ./plugins
 RUN npm run build:server
 # the web UI (Vite): it reads the shipped templates from config/templates at build time

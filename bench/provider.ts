@@ -23,8 +23,8 @@ import { createStack, middlewareYaml } from './stack.ts';
 import { buildApp } from '../core/app.ts';
 import { PROJECT_ROOT } from '../core/config/load.ts';
 import { builtinGroups } from '../plugins/index.ts';
-import { generateConfig } from '../plugins/proxy-config/generate.ts';
-import { PatchMemo } from '../plugins/proxy-config/generate-memo.ts';
+import { generateConfig } from '../model/generate/generate.ts';
+import { PatchMemo } from '../model/generate/generate-memo.ts';
 import { generationInputs } from '../plugins/proxy-config/inputs.ts';
 import { etagOf, FragmentCache, serializeJson } from '../plugins/proxy-config/serialize.ts';
 

@@ -29,7 +29,7 @@ const table: Row[] = [];
 const print = (row: Row) => process.stderr.write(`  ${row.measure}: ${row.ours} | ${row.reference} | ${row.verdict}\n`);
 for (const name of rows) {
   process.stderr.write(`${name}…\n`);
-  let out: Row[] = [];
+  let out: Row[];
   if (name === 'provider') out = await providerRow({ resources, rounds, duration });
   else if (name === 'startup') out = await startupRow({ resources: arg('startup-resources', String(resources)).split(',').map(Number) });
   else if (name === 'logs') out = await logsRow({ lines: logLines, dir: logDir, rounds: Math.min(rounds, 3) });

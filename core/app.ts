@@ -99,7 +99,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(authPlugin);
     await app.register(auditPlugin);
     for (const group of options.groups) await app.register(group.plugin, { config });
-    await app.register(pluginLoader, { config, generation: options.generation ?? 1 });
+    await app.register(pluginLoader, { config, builtinGroups: options.groups.map((group) => group.name), generation: options.generation ?? 1 });
   } catch (err) {
     // nobody gets the instance to close: release the store (watcher) and what the groups opened
     await app.close().catch(() => store.close());

@@ -16,10 +16,10 @@ import proxyConfig from './proxy-config/index.ts';
 import traefikPlugins from './plugins/index.ts';
 import ip from './ip/index.ts';
 import jobs from './jobs/index.ts';
-import containers from './containers/index.ts';
+import containers from './container/index.ts';
 import logs from './logs/index.ts';
 import auth from './auth/index.ts';
-import backups from './backups/index.ts';
+import backups from './backup/index.ts';
 import system from './system/index.ts';
 import ui from './ui/index.ts';
 
@@ -31,15 +31,15 @@ export const builtinGroups: BuiltinGroup[] = [
   { name: 'proxy', plugin: proxy },
   { name: 'middlewares', plugin: middlewares },
   { name: 'services', plugin: services },
-  { name: 'resources', plugin: resources },
   { name: 'mtls', plugin: mtls },
+  { name: 'resources', plugin: resources },
   { name: 'proxy-config', plugin: proxyConfig },
   { name: 'plugins', plugin: traefikPlugins },
   { name: 'ip', plugin: ip },
-  // backups and jobs before containers: its update jobs take pre-update backups on the job runner
-  { name: 'backups', plugin: backups },
+  // backup and jobs before container: its update jobs take pre-update backups on the job runner
+  { name: 'backup', plugin: backups },
   { name: 'jobs', plugin: jobs },
-  { name: 'containers', plugin: containers },
+  { name: 'container', plugin: containers },
   { name: 'logs', plugin: logs },
   { name: 'auth', plugin: auth },
   { name: 'system', plugin: system },

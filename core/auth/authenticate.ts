@@ -5,6 +5,7 @@ import { errors } from '../errors/app-error.ts';
 import type { AccessClass, Role } from '../types.ts';
 import type { FailureLimiter } from './rate-limit.ts';
 import type { TokenInfo } from './token-store.ts';
+import { isObject } from '../ids.ts';
 
 export type AuthMode = 'off' | 'ops' | 'all';
 export type Principal = { name: string | null; role: Role };
@@ -62,7 +63,9 @@ function presentedToken(request: FastifyRequest): Presented {
     return match ? { kind: 'token', value: match[1] } : { kind: 'malformed' };
   }
   const upgrade = request.method === 'GET' && (/\bwebsocket\b/i.test(String(request.headers.upgrade ?? '')) || request.routeOptions.config?.streaming === true);
-  const query = upgrade ? (request.query as Record<string, unknown> | undefined)?.access_token : undefined;
+  // an onRequest hook: the query is parsed but not validated yet, so it is checked here
+  const parsed: unknown = request.query;
+  const query = upgrade && isObject(parsed) ? parsed.access_token : undefined;
   if (query === undefined) return { kind: 'none' };
   return typeof query === 'string' && query !== '' ? { kind: 'token', value: query } : { kind: 'malformed' };
 }

@@ -3,6 +3,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import type { StoreDocument, YamlStore } from '../store/types.ts';
 import type { Role } from '../types.ts';
+import { SLUG_PATTERN } from '../ids.ts';
 
 export const TOKENS_FILE = 'auth/tokens.yaml';
 export const INITIAL_ADMIN_FILE = 'auth/initial-admin-token';
@@ -17,7 +18,7 @@ export const ROLES = ['viewer', 'operator', 'admin'] as const;
 const RoleSchema = Type.Union(ROLES.map((r) => Type.Literal(r)));
 const NullableTime = Type.Optional(Type.Union([Type.String(), Type.Null()]));
 const StoredToken = Type.Object({
-  name: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$' }),
+  name: Type.String({ pattern: SLUG_PATTERN }),
   hash: Type.String({ pattern: '^[0-9a-f]{64}$' }),
   role: RoleSchema,
   created_at: Type.String(),

@@ -1,5 +1,6 @@
 /** TypeBox schema of the settings (API.md §5): the one description every source is validated against. */
 import { Type, type Static } from '@sinclair/typebox';
+import { SLUG_PATTERN } from '../ids.ts';
 
 const Str = (opts = {}) => Type.String(opts);
 const Int = (minimum: number, maximum = Number.MAX_SAFE_INTEGER) => Type.Integer({ minimum, maximum });
@@ -41,7 +42,7 @@ export const ConfigSchema = Type.Object({
   datasources: Type.Object({
     pangolin_url: Type.String({ pattern: '^https?://' }),
     traefik_url: Type.String({ pattern: '^https?://' }),
-    active: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$' }),
+    active: Type.String({ pattern: SLUG_PATTERN }),
   }),
   discovery: Type.Object({ empty_confirmations: Int(1, 1000), exclude: StrList }),
   validation: Type.Object({ allow_unknown_traefik_fields: Type.Boolean() }),

@@ -13,6 +13,8 @@ import type { TSchema } from '@sinclair/typebox';
 import { addFormats } from '../formats.ts';
 import type { ErrorDetail } from './app-error.ts';
 
+// Ajv's own default for the params type: each keyword has its own params shape
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AjvError = ErrorObject<string, Record<string, any>, unknown>;
 
 const UNION = new Set(['anyOf', 'oneOf']);

@@ -2,6 +2,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
 import { AppError, errors, validationError, type ErrorDetail } from './app-error.ts';
+import { StoreError } from '../store/errors.ts';
 import { explainAjv } from './explain.ts';
 
 type Validation = NonNullable<FastifyError['validation']>;
@@ -23,9 +24,19 @@ function validatedData(request: FastifyRequest | undefined, context: string | un
   }
 }
 
+/** The API error of a store refusal (the store itself knows no HTTP). */
+function storeErrorOf(error: StoreError): AppError {
+  switch (error.kind) {
+    case 'version_conflict': return errors.preconditionFailed();
+    case 'already_exists': return errors.alreadyExists(error.message);
+    case 'invalid_id': return errors.validation(error.message, [{ path: '/params/id', message: error.rule ?? error.message }]);
+  }
+}
+
 /** Maps anything thrown to an AppError; unknown errors become undefined (→ 500). */
 export function toAppError(error: FastifyError | AppError | Error, bodyLimit: number, request?: FastifyRequest): AppError | undefined {
   if (error instanceof AppError) return error;
+  if (error instanceof StoreError) return storeErrorOf(error);
   const e = error as FastifyError;
   if (e.validation) {
     const details = validationDetails(e.validation, e.validationContext, validatedData(request, e.validationContext));

@@ -10,8 +10,8 @@ export interface Candidate {
   outcome: ManifestOutcome;
 }
 
-/** Every non-hidden directory of `pluginsDir`, sorted by name; a missing PLUGINS_DIR means no plugins. */
-export async function discoverPlugins(pluginsDir: string): Promise<Candidate[]> {
+/** Every non-hidden directory of `pluginsDir`, sorted by name; a missing PLUGINS_DIR means no plugins. `reserved` is reservedNames(). */
+export async function discoverPlugins(pluginsDir: string, reserved: readonly string[]): Promise<Candidate[]> {
   let entries;
   try {
     entries = await readdir(pluginsDir, { withFileTypes: true });
@@ -27,7 +27,7 @@ export async function discoverPlugins(pluginsDir: string): Promise<Candidate[]> 
   const candidates: Candidate[] = [];
   for (const dir of dirs) {
     const full = path.join(pluginsDir, dir);
-    candidates.push({ dir, outcome: await readManifest(full) });
+    candidates.push({ dir, outcome: await readManifest(full, reserved) });
   }
   return candidates;
 }

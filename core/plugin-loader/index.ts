@@ -13,12 +13,15 @@ import { createConfigValidator } from './plugin-config.ts';
 import { registerPlugin } from './register.ts';
 import { createRegistry } from './registry.ts';
 import { mountUnavailable } from './unavailable.ts';
+import { reservedNames } from './prefixes.ts';
 
 export type * from './types.ts';
 export { watchPluginsDir, type PluginsWatcher, type PluginsWatchOptions } from './watch.ts';
 
 export interface PluginLoaderOptions {
   config: AppConfig;
+  /** Names of the built-in groups (buildApp's group list): reserved, and satisfy a dependency of that name. */
+  builtinGroups: readonly string[];
   /** Restart counter of this app instance; part of the entries' cache-busting query. */
   generation: number;
   /** Time limit for importing and registering one plugin (API.md §6: 10 s). */
@@ -30,10 +33,12 @@ export const DEFAULT_REGISTER_TIMEOUT_MS = 10_000;
 /** Loads the enabled third-party plugins after the built-in groups. */
 async function pluginLoader(app: FastifyInstance, options: PluginLoaderOptions): Promise<void> {
   const { dir, enabled, config: sections } = options.config.plugins;
+  const reserved = reservedNames(options.builtinGroups);
   const plan = planPlugins({
-    candidates: await discoverPlugins(path.resolve(dir)),
+    candidates: await discoverPlugins(path.resolve(dir), reserved),
     enabled,
     sections,
+    reserved,
     hasBuiltin: (name) => app.hasPlugin(name),
     validateConfig: createConfigValidator(),
   });

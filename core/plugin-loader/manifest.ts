@@ -4,9 +4,9 @@ import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import semver from 'semver';
-import { SLUG } from '../store/index.ts';
+import { SLUG } from '../ids.ts';
 import { parseYaml } from '../store/yaml-file.ts';
-import { BUILTIN_GROUP_NAMES, defaultPrefix, prefixProblem } from './prefixes.ts';
+import { defaultPrefix, prefixProblem } from './prefixes.ts';
 
 export const MANIFEST_FILE = 'plugin.yaml';
 
@@ -30,8 +30,8 @@ export type ManifestOutcome =
   /** `name` is the manifest's name when it could be read, so the failure is reported under it. */
   | { ok: false; message: string; name?: string; version?: string; api_version?: string; prefix?: string };
 
-/** Reads `<pluginDir>/plugin.yaml` and checks every rule of the manifest table. */
-export async function readManifest(pluginDir: string): Promise<ManifestOutcome> {
+/** Reads `<pluginDir>/plugin.yaml` and checks every rule of the manifest table; `reserved` is reservedNames(). */
+export async function readManifest(pluginDir: string, reserved: readonly string[]): Promise<ManifestOutcome> {
   let text: string;
   try {
     text = await readFile(path.join(pluginDir, MANIFEST_FILE), 'utf8');
@@ -52,7 +52,7 @@ export async function readManifest(pluginDir: string): Promise<ManifestOutcome> 
     const first = Value.Errors(ManifestSchema, raw).First()!;
     return { ok: false, ...known, message: `${MANIFEST_FILE}: ${first.path.replace(/^\//, '') || 'manifest'}: ${first.message}` };
   }
-  const problem = checkManifest(raw);
+  const problem = checkManifest(raw, reserved);
   if (problem) return { ok: false, ...known, message: `${MANIFEST_FILE}: ${problem}` };
   const entryProblem = await checkEntry(pluginDir, raw.entry);
   if (entryProblem) return { ok: false, ...known, message: `${MANIFEST_FILE}: ${entryProblem}` };
@@ -69,15 +69,15 @@ function pickStrings(raw: Record<string, unknown>): { name?: string; version?: s
 }
 
 /** The rules a schema cannot express: slug name, reserved names, semver fields, dependencies, prefix. */
-export function checkManifest(m: Static<typeof ManifestSchema>): string | undefined {
+export function checkManifest(m: Static<typeof ManifestSchema>, reserved: readonly string[]): string | undefined {
   if (!SLUG.test(m.name)) return `name "${m.name}" must be a slug (${SLUG.source})`;
-  if (BUILTIN_GROUP_NAMES.includes(m.name)) return `name "${m.name}" is reserved for a built-in group`;
+  if (reserved.includes(m.name)) return `name "${m.name}" is reserved for a built-in group`;
   if (!semver.valid(m.version)) return `version "${m.version}" is not a semantic version (e.g. 1.2.3)`;
   // A range nothing satisfies (">2 <1") is as unusable as a malformed one.
   if (!semver.validRange(m.api_version) || !semver.minVersion(m.api_version)) return `api_version "${m.api_version}" is not a satisfiable semver range (e.g. ^1.0.0)`;
   const bad = (m.dependencies ?? []).find((d) => !SLUG.test(d) || d === m.name);
   if (bad !== undefined) return bad === m.name ? 'a plugin cannot depend on itself' : `dependency "${bad}" is not a valid name`;
-  return m.prefix === undefined ? undefined : prefixProblem(m.prefix);
+  return m.prefix === undefined ? undefined : prefixProblem(m.prefix, reserved);
 }
 
 /** The entry must be a relative .js/.mjs path to an existing file that stays inside the plugin dir (symlinks included). */

@@ -8,7 +8,7 @@ import { HOST_API_VERSION } from '../version.ts';
 import type { Candidate } from './discover.ts';
 import type { Manifest } from './manifest.ts';
 import type { ConfigOutcome } from './plugin-config.ts';
-import { BUILTIN_GROUP_NAMES, defaultPrefix, prefixesOverlap, prefixProblem } from './prefixes.ts';
+import { defaultPrefix, prefixesOverlap, prefixProblem } from './prefixes.ts';
 import type { ExtPluginRecord, ExtPluginStatus } from './types.ts';
 
 /** A record while loading: `pending` until its registration has finished one way or the other. */
@@ -30,6 +30,8 @@ export interface PlanInput {
   enabled: string[];
   /** plugins.config */
   sections: Record<string, unknown>;
+  /** Names no plugin may take: reservedNames() of the built-in group list. */
+  reserved: readonly string[];
   /** Whether a built-in group of that name is registered (app.hasPlugin). */
   hasBuiltin: (name: string) => boolean;
   validateConfig: (name: string, schema: Record<string, unknown> | undefined, section: unknown) => ConfigOutcome;
@@ -85,8 +87,8 @@ export function planPlugins(input: PlanInput): LoadPlan {
       all.push(plugin);
     }
   }
-  claimPrefixes(all, firstByName);
-  resolveDependencies(all, firstByName, input.hasBuiltin);
+  claimPrefixes(all, firstByName, input.reserved);
+  resolveDependencies(all, firstByName, input.reserved, input.hasBuiltin);
   return { all: all.sort(byName), load: dependencyOrder([...firstByName.values()].filter(pending)) };
 }
 
@@ -108,7 +110,7 @@ function checkLoadable(plugin: PlannedPlugin, manifest: Manifest, input: PlanInp
  * take another plugin's own default prefix, and a broken plugin never takes a working one's; a
  * later overlapping claim fails. Broken plugins only get a free, well-formed prefix.
  */
-function claimPrefixes(all: PlannedPlugin[], valid: Map<string, PlannedPlugin>): void {
+function claimPrefixes(all: PlannedPlugin[], valid: Map<string, PlannedPlugin>, reserved: readonly string[]): void {
   const claimed: PlannedPlugin[] = [];
   const isDefault = (p: PlannedPlugin) => (p.record.prefix === defaultPrefix(p.record.name) ? 0 : 1);
   const validSet = new Set(valid.values());
@@ -118,7 +120,7 @@ function claimPrefixes(all: PlannedPlugin[], valid: Map<string, PlannedPlugin>):
   ];
   for (const plugin of ordered) {
     const prefix = plugin.record.prefix;
-    if (prefixProblem(prefix)) continue;
+    if (prefixProblem(prefix, reserved)) continue;
     const holder = claimed.find((other) => prefixesOverlap(prefix, other.record.prefix));
     if (!holder) {
       claimed.push(plugin);
@@ -130,12 +132,12 @@ function claimPrefixes(all: PlannedPlugin[], valid: Map<string, PlannedPlugin>):
 }
 
 /** Fails plugins whose dependencies are missing, disabled or failed, repeating until nothing changes. */
-function resolveDependencies(all: PlannedPlugin[], valid: Map<string, PlannedPlugin>, hasBuiltin: (name: string) => boolean): void {
+function resolveDependencies(all: PlannedPlugin[], valid: Map<string, PlannedPlugin>, reserved: readonly string[], hasBuiltin: (name: string) => boolean): void {
   for (let changed = true; changed;) {
     changed = false;
     for (const plugin of all.filter(pending)) {
       const problem = plugin.manifest!.dependencies.map((dep) => {
-        if (BUILTIN_GROUP_NAMES.includes(dep)) return hasBuiltin(dep) ? undefined : `missing dependency ${dep}: that built-in group is not registered`;
+        if (reserved.includes(dep)) return hasBuiltin(dep) ? undefined : `missing dependency ${dep}: that built-in group is not registered`;
         const target = valid.get(dep) ?? all.find((p) => p.record.name === dep);
         if (!target) return `missing dependency ${dep}: no plugin has that name`;
         return pending(target) ? undefined : `dependency ${dep} is ${target.record.status}`;

@@ -1,13 +1,21 @@
 /** Route prefix rules for third-party plugins (API.md §6): format, reserved built-in prefixes, overlaps. */
 
-/** Built-in group names (API.md §6): no plugin may take one as its name. */
-export const BUILTIN_GROUP_NAMES: readonly string[] = [
-  'health', 'middlewares', 'services', 'resources', 'datasource', 'plugins', 'proxy', 'mtls', 'proxy-config',
-  'backup', 'container', 'ip', 'logs', 'jobs', 'auth', 'system', 'docs', 'openapi', 'ext',
-];
+/**
+ * Names core keeps besides the built-in groups' own: `docs` (Swagger UI at /api/docs) and `ext`
+ * (the plugins' namespace). The group names are not listed here: they come from the registered
+ * group list (plugins/index.ts, passed in by buildApp), so a name and its group cannot drift apart.
+ */
+const CORE_NAMES = ['docs', 'ext'];
 
-// `/api/ext` itself is reserved but is also the plugins' own namespace, so only the exact path is taken.
-const RESERVED_TREES = [...BUILTIN_GROUP_NAMES.filter((n) => n !== 'ext'), 'v1'].map((n) => `/api/${n}`);
+/** Names no plugin may take (API.md §6): every built-in group's name and core's own. */
+export function reservedNames(builtinGroups: readonly string[]): readonly string[] {
+  return [...new Set([...builtinGroups, ...CORE_NAMES])];
+}
+
+/** `/api/<name>` trees of the reserved names; `/api/ext` itself is reserved but is also the plugins' own namespace, so only the exact path is taken. */
+function reservedTrees(reserved: readonly string[]): string[] {
+  return [...reserved.filter((n) => n !== 'ext'), 'v1'].map((n) => `/api/${n}`);
+}
 const RESERVED_EXACT = ['/api/ext', '/api/openapi.json'];
 // Lower-case path segments without parameters (`:id`) or wildcards, no trailing slash.
 const PREFIX_FORMAT = /^\/api(\/[a-z0-9][a-z0-9._-]*)+$/;
@@ -22,11 +30,11 @@ export function prefixesOverlap(a: string, b: string): boolean {
   return a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
 }
 
-/** Why a prefix is unacceptable regardless of other plugins, or undefined when it is fine. */
-export function prefixProblem(prefix: string): string | undefined {
+/** Why a prefix is unacceptable regardless of other plugins, or undefined when it is fine; `reserved` is reservedNames(). */
+export function prefixProblem(prefix: string, reserved: readonly string[]): string | undefined {
   if (!PREFIX_FORMAT.test(prefix)) return `prefix "${prefix}" must start with /api/ and consist of lower-case path segments ([a-z0-9._-], no parameters, no trailing slash)`;
   if (prefix.split('/').some((segment) => segment === '..' || segment === '.')) return `prefix "${prefix}" must not contain . or .. segments`;
   if (RESERVED_EXACT.includes(prefix)) return `prefix "${prefix}" is reserved`;
-  const builtin = RESERVED_TREES.find((reserved) => prefix === reserved || prefix.startsWith(`${reserved}/`));
+  const builtin = reservedTrees(reserved).find((reserved) => prefix === reserved || prefix.startsWith(`${reserved}/`));
   return builtin ? `prefix "${prefix}" lies under the built-in prefix ${builtin}` : undefined;
 }

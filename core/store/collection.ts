@@ -1,15 +1,15 @@
 /** A directory of YAML files, one object per file, held in memory and kept in step with the disk. */
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { errors, type AppError } from '../errors/app-error.ts';
+import { StoreError } from './errors.ts';
 import { fsyncDir, hashOf, removeDurably, writeAtomic } from './atomic-write.ts';
 import type { Attempt, StoreContext } from './context.ts';
 import { readDataFile } from './read-data-file.ts';
 import type { ChangeEvent, ChangeSource, Collection, CollectionOptions, InvalidFile, StoredObject, WriteOptions } from './types.ts';
 import { checkerFor, invalidAt, parseFileText, validateAgainst } from './validate.ts';
 import { renderYaml } from './yaml-file.ts';
+import { SLUG } from '../ids.ts';
 
-export const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
 const YAML_FILE = /^([^.].*)\.ya?ml$/;
 /** Files written at once by updateMany: enough to overlap fsyncs, few enough to keep memory flat. */
 const BATCH_CONCURRENCY = 16;
@@ -19,15 +19,7 @@ const QUIET_BATCH = 50;
 type Held<T> = StoredObject<T> & { text: string };
 type ReadResult<T> = { kind: 'missing' } | { kind: 'ok'; object: Held<T> } | { kind: 'invalid'; error: InvalidFile; syntax: boolean; hash: string };
 
-/** Compares an If-Match header value with an ETag. */
-export function ifMatchAccepts(ifMatch: string | undefined, etag: string | undefined): boolean {
-  if (ifMatch === undefined) return true;
-  if (etag === undefined) return false;
-  return ifMatch.split(',').some((tag) => {
-    const t = tag.trim();
-    return t === '*' || t.replace(/^W\//, '') === `"${etag}"`;
-  });
-}
+const versionConflict = (collection: string, id: string) => new StoreError('version_conflict', `${collection}/${id} is not at the expected version`);
 
 const isoOrNull = (v: unknown): string | null => (typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? new Date(v).toISOString() : null);
 
@@ -169,7 +161,7 @@ export class FileCollection<T> implements Collection<T> {
 
   async create(id: string, data: T): Promise<StoredObject<T>> {
     return this.write(id, (current) => {
-      if (current) throw errors.alreadyExists(`${this.singular()} ${id} already exists`);
+      if (current) throw new StoreError('already_exists', `${this.singular()} ${id} already exists`);
       return data;
     }) as Promise<StoredObject<T>>;
   }
@@ -187,7 +179,7 @@ export class FileCollection<T> implements Collection<T> {
     return this.ctx.locks.run(this.dir, async () => {
       const fresh = await this.fresh(id);
       if (!fresh) return false;
-      if (!ifMatchAccepts(options.ifMatch, fresh.etag)) throw errors.preconditionFailed();
+      if (options.expect && !options.expect(fresh.etag)) throw versionConflict(this.name, id);
       this.ownOperation(fresh.file, '');
       try {
         await removeDurably(fresh.file);
@@ -238,7 +230,7 @@ export class FileCollection<T> implements Collection<T> {
   private async writeUnlocked(id: string, mutate: (current: StoredObject<T> | undefined) => T | undefined, options: WriteOptions, syncDir: boolean):
     Promise<{ object: StoredObject<T> | undefined; wrote: boolean }> {
     const fresh = await this.fresh(id);
-    if (options.ifMatch !== undefined && !ifMatchAccepts(options.ifMatch, fresh?.etag)) throw errors.preconditionFailed();
+    if (options.expect && !options.expect(fresh?.etag)) throw versionConflict(this.name, id);
     const data = mutate(fresh);
     if (data === undefined) return { object: fresh, wrote: false };
     const check = checkerFor(this.options.schema);
@@ -353,7 +345,7 @@ export class FileCollection<T> implements Collection<T> {
   }
 
   private assertId(id: string): void {
-    if (!this.idPattern.test(id)) throw errors.validation(`id "${id.slice(0, 80)}" is not valid`, [{ path: '/params/id', message: `must match ${this.idPattern.source}` }]) as AppError;
+    if (!this.idPattern.test(id)) throw new StoreError('invalid_id', `id "${id.slice(0, 80)}" is not valid`, `must match ${this.idPattern.source}`);
   }
 
   private singular(): string {

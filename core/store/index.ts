@@ -12,7 +12,7 @@ import { removeStaleTempFiles, STALE_TEMP_MS } from './temp-files.ts';
 import type { AnyChangeEvent, Collection, CollectionOptions, DocumentOptions, InvalidFile, StoreDocument, YamlStore } from './types.ts';
 
 export type * from './types.ts';
-export { SLUG, ifMatchAccepts } from './collection.ts';
+export { StoreError, isStoreError, type StoreErrorKind } from './errors.ts';
 
 export interface StoreOptions {
   dataDir: string;

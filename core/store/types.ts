@@ -49,8 +49,12 @@ export interface InvalidFile {
 }
 
 export interface WriteOptions {
-  /** Value of the If-Match header: `"hex"`, `W/"hex"` or `*`. Mismatch → 412. */
-  ifMatch?: string;
+  /**
+   * Accepts the object's current version (its etag; undefined when there is none) or the write
+   * fails with StoreError `version_conflict` and writes nothing. Routes build it from If-Match
+   * (model/http.ts matchingVersion), and the error handler answers 412.
+   */
+  expect?: (etag: string | undefined) => boolean;
   /** Who writes: `api` (default) or `discovery` (reported in change events). */
   source?: ChangeSource;
 }

@@ -1,5 +1,6 @@
 /** YAML parsing with positions, and comment-preserving updates of an existing document (API.md §3.2, §3.4). */
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, stringify, type Document, type Node } from 'yaml';
+import { isObject } from '../ids.ts';
 
 export interface ParsedYaml {
   value: unknown;
@@ -44,11 +45,10 @@ export function parseYaml(text: string): ParsedYaml {
   };
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Updates `node` in place to hold `value`, keeping nodes (and their comments) whose value is unchanged. */
 function merge(doc: Document, node: unknown, value: unknown): unknown {
-  if (isPlainObject(value) && isMap(node)) {
+  if (isObject(value) && isMap(node)) {
     for (const pair of [...node.items]) {
       const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
       if (!(key in value) || value[key] === undefined) node.delete(pair.key);
@@ -74,7 +74,7 @@ const STRINGIFY = { lineWidth: 0, indent: 2 } as const;
 export function renderYaml(value: unknown, previousText?: string): string {
   if (previousText !== undefined) {
     const doc = parseDocument(previousText);
-    if (doc.errors.length === 0 && isPlainObject(value) && isMap(doc.contents)) {
+    if (doc.errors.length === 0 && isObject(value) && isMap(doc.contents)) {
       merge(doc, doc.contents, value);
       return doc.toString(STRINGIFY);
     }

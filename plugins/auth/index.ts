@@ -1,21 +1,27 @@
 /** /api/auth: token management (class A) and whoami (class O), API.md §4.15. */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import { ErrorBody, paginate } from '../shared-schemas.ts';
+import { ErrorBody } from '../../model/schemas.ts';
+import { paginate } from '../../model/http.ts';
 import { authErrors } from './errors.ts';
-import {
-  CommonErrors, CreatedToken, CreateTokenBody, ListQuery, TokenList, TokenParams, WhoAmI,
-  type CreateTokenInput, type ListQueryType, type TokenParamsType,
-} from './schemas.ts';
+import { CommonErrors, CreatedToken, CreateTokenBody, ListQuery, TokenList, TokenParams, WhoAmI } from './schemas.ts';
 
 const TOKENS = '/api/auth/tokens';
 
-/** Registers the token and whoami routes; all logic lives in `app.auth` (core/auth). */
+/** The token and whoami routes; all logic lives in `app.auth` (core/auth). */
 async function authRoutes(app: FastifyInstance): Promise<void> {
+  await app.register(routes);
+}
+
+/** The HTTP routes, in their own scope. */
+async function routes(parent: FastifyInstance): Promise<void> {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   app.get(TOKENS, {
     config: { auth: 'admin' },
     schema: { tags: ['auth'], summary: 'List API tokens (never their values)', querystring: ListQuery, response: { 200: TokenList, ...CommonErrors } },
-  }, async (request, reply) => paginate(request, reply, app.auth.list(), request.query as ListQueryType));
+  }, async (request, reply) => paginate(request, reply, app.auth.list(), request.query));
 
   app.post(TOKENS, {
     config: { auth: 'admin' },
@@ -24,7 +30,7 @@ async function authRoutes(app: FastifyInstance): Promise<void> {
       body: CreateTokenBody, response: { 201: CreatedToken, 409: ErrorBody, ...CommonErrors },
     },
   }, async (request, reply) => {
-    const { name, role, expires_in_days } = request.body as CreateTokenInput;
+    const { name, role, expires_in_days } = request.body;
     const created = await app.auth.create(name, role, expires_in_days);
     if (created === 'exists') throw authErrors.tokenExists(name);
     request.log.info({ token: created.info.name, role }, 'API token created');
@@ -36,10 +42,10 @@ async function authRoutes(app: FastifyInstance): Promise<void> {
     config: { auth: 'admin' },
     schema: {
       tags: ['auth'], summary: 'Delete an API token (not the last admin token)', params: TokenParams,
-      response: { 204: { type: 'null', description: 'deleted' }, 404: ErrorBody, 409: ErrorBody, ...CommonErrors },
+      response: { 204: Type.Unsafe<undefined>({ type: 'null', description: 'deleted' }), 404: ErrorBody, 409: ErrorBody, ...CommonErrors },
     },
   }, async (request, reply) => {
-    const { name } = request.params as TokenParamsType;
+    const { name } = request.params;
     const outcome = await app.auth.remove(name);
     if (outcome === 'not_found') throw authErrors.tokenNotFound(name);
     if (outcome === 'last_admin') throw authErrors.lastAdminToken(name);
@@ -57,5 +63,5 @@ async function authRoutes(app: FastifyInstance): Promise<void> {
   });
 }
 
-// Encapsulated group; named apart from the core `auth` plugin it depends on (fastify-plugin names are unique).
-export default fp(authRoutes, { name: 'auth-routes', encapsulate: true, dependencies: ['auth'] });
+// named apart from the core `auth` plugin it depends on (fastify-plugin names are unique)
+export default fp(authRoutes, { name: 'auth-routes', dependencies: ['auth'] });

@@ -1,6 +1,6 @@
 /** Schemas of /api/auth (API.md §4.15). Response schemas list their fields, so a hash can never be serialised. */
 import { Type, type Static } from '@sinclair/typebox';
-import { ErrorBody, Paging, Slug } from '../shared-schemas.ts';
+import { ErrorBody, Paging, Slug } from '../../model/schemas.ts';
 
 export const RoleName = Type.Union([Type.Literal('viewer'), Type.Literal('operator'), Type.Literal('admin')]);
 const Timestamp = Type.String({ format: 'date-time' });
@@ -42,6 +42,4 @@ export const WhoAmI = Type.Object({
 /** Errors every route here can answer (API.md §4: 401/403/429 per §2.3, 422 for bad input). */
 export const CommonErrors = { 401: ErrorBody, 403: ErrorBody, 422: ErrorBody, 429: ErrorBody };
 
-export type CreateTokenInput = Static<typeof CreateTokenBody>;
-export type TokenParamsType = Static<typeof TokenParams>;
 export type ListQueryType = Static<typeof ListQuery>;

@@ -2,22 +2,20 @@
  * The data source group (API.md §4.5): datasources.yaml (seeded on first start), the `app.datasources`
  * service, the shared `app.upstream` state, the `datasource` health check and /api/datasource routes.
  */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppConfig } from '../../core/config/schema.ts';
-import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag, type PagingQuery } from '../shared-schemas.ts';
+import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag } from '../../model/http.ts';
 import { datasourceErrors } from './errors.ts';
-import {
-  DataSourcesFileSchema, deleteSchema, getActiveSchema, getSchema, listSchema, putSchema, setActiveSchema, testSchema,
-  DEFAULT_POLL_INTERVAL_S, DEFAULT_TIMEOUT_MS,
-  type DataSourcesFile, type DataSourceView, type DataSourceWriteBody, type SetActiveBodyType,
-} from './schemas.ts';
+import { DataSourcesFileSchema, deleteSchema, getActiveSchema, getSchema, listSchema, putSchema, setActiveSchema, testSchema, DEFAULT_POLL_INTERVAL_S, DEFAULT_TIMEOUT_MS, type DataSourcesFile, type DataSourceView } from './schemas.ts';
 import { DataSourceService } from './service.ts';
 import { normalizeFile } from './source-input.ts';
-import { UpstreamState } from './state.ts';
+import { UpstreamState } from '../../model/upstream-state.ts';
 
 export type { ActiveDataSource, DataSourceRegistry, DataSourceService } from './service.ts';
 export type { DataSourceView } from './schemas.ts';
+export { fetchPangolinConfig, fetchTraefikList, fetchTraefikObject, fetchTraefikRouters, fetchTraefikServices, type UpstreamSource } from './upstream-client.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -64,20 +62,21 @@ async function datasource(app: FastifyInstance): Promise<void> {
 }
 
 /** The HTTP routes, encapsulated so their hooks never leak. */
-async function routes(scope: FastifyInstance, { service }: { service: DataSourceService }): Promise<void> {
+async function routes(parent: FastifyInstance, { service }: { service: DataSourceService }): Promise<void> {
+  const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
   const auth = { auth: 'config' as const };
   const sendOne = (reply: FastifyReply, view: DataSourceView, status = 200) => reply.code(status).header('etag', quoteEtag(view.etag)).send(view);
   const sendCached = (request: { headers: Record<string, string | string[] | undefined> }, reply: FastifyReply, view: DataSourceView) =>
-    ifNoneMatchHits(request.headers['if-none-match'], view.etag) ? reply.code(304).header('etag', quoteEtag(view.etag)).send() : sendOne(reply, view);
+    ifNoneMatchHits(request.headers['if-none-match'], view.etag) ? reply.header('etag', quoteEtag(view.etag)).code(304).send() : sendOne(reply, view);
 
   scope.get('/api/datasource', { config: auth, schema: listSchema }, async (request, reply) =>
-    paginate(request, reply, service.list(), request.query as PagingQuery));
+    paginate(request, reply, service.list(), request.query));
 
   scope.get('/api/datasource/active', { config: auth, schema: getActiveSchema }, async (request, reply) =>
     sendCached(request, reply, service.activeView()));
 
   scope.put('/api/datasource/active', { config: auth, schema: setActiveSchema }, async (request, reply) => {
-    const view = await service.setActive((request.body as SetActiveBodyType).name);
+    const view = await service.setActive(request.body.name);
     // answered at once; the outcome shows in last_sync and the config status
     void scope.upstream.requestSync('source_changed').catch((err: unknown) => request.log.error({ err }, 'sync after switching the data source failed'));
     return sendOne(reply, view);
@@ -85,28 +84,28 @@ async function routes(scope: FastifyInstance, { service }: { service: DataSource
 
   // not in the endpoint table, but the Location of a created source must lead somewhere
   scope.get('/api/datasource/:name', { config: auth, schema: getSchema }, async (request, reply) => {
-    const { name } = request.params as { name: string };
+    const { name } = request.params;
     const view = service.get(name);
     if (!view) throw datasourceErrors.notFound(name);
     return sendCached(request, reply, view);
   });
 
   scope.put('/api/datasource/:name', { config: auth, schema: putSchema }, async (request, reply) => {
-    const { name } = request.params as { name: string };
-    const { view, created } = await service.put(name, request.body as DataSourceWriteBody, ifMatchOf(request));
+    const { name } = request.params;
+    const { view, created } = await service.put(name, request.body, ifMatchOf(request));
     if (created) reply.header('location', `/api/datasource/${name}`);
     return sendOne(reply, view, created ? 201 : 200);
   });
 
   scope.delete('/api/datasource/:name', { config: auth, schema: deleteSchema }, async (request, reply) => {
-    const { name } = request.params as { name: string };
+    const { name } = request.params;
     await service.remove(name, ifMatchOf(request));
     return reply.code(204).send();
   });
 
   scope.post('/api/datasource/:name/test', { config: auth, schema: testSchema }, async (request) => {
-    const { name } = request.params as { name: string };
-    return service.test(name, request.body as DataSourceWriteBody);
+    const { name } = request.params;
+    return service.test(name, request.body);
   });
 }
 

@@ -1,6 +1,6 @@
 /** TypeBox schemas of the data source group: datasources.yaml, request bodies, responses (API.md §4.5). */
 import { Type, type Static } from '@sinclair/typebox';
-import { ErrorBody, ErrorResponses, Paging, Slug } from '../shared-schemas.ts';
+import { ErrorBody, ErrorResponses, NoBody, Paging, Slug } from '../../model/schemas.ts';
 
 /** What clients send in `basic_auth.password` to mean "keep the stored password". */
 export const PASSWORD_MASK = '••••••••';
@@ -82,7 +82,6 @@ export type DataSourceWriteBody = Static<typeof DataSourceWrite>;
 
 /** Body of PUT /api/datasource/active. */
 export const SetActiveBody = Type.Object({ name: Slug }, { additionalProperties: false });
-export type SetActiveBodyType = Static<typeof SetActiveBody>;
 
 /** `:name` is a slug (API.md §2.8); anything else answers 422 before reaching the service. */
 export const NameParams = Type.Object({ name: Slug });
@@ -128,7 +127,7 @@ export const ProbeResultSchema = Type.Object({
 
 // ---- route schemas (request and response per status code; OpenAPI is generated from them) ----
 
-const Empty = Type.Null({ description: 'no body' });
+const Empty = NoBody;
 const tags = ['datasource'];
 const ListQuery = Type.Object({ ...Paging });
 

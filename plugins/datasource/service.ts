@@ -5,14 +5,15 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { errors } from '../../core/errors/app-error.ts';
-import { ifMatchAccepts, SLUG } from '../../core/store/index.ts';
+import { SLUG, SLUG_PATTERN } from '../../core/ids.ts';
 import type { ChangeSource, StoreDocument } from '../../core/store/types.ts';
 import { datasourceErrors } from './errors.ts';
-import { stringifyCanonical } from './lossless-json.ts';
+import { stringifyCanonical } from '../../model/lossless-json.ts';
 import type { DataSourcesFile, DataSourceView, DataSourceWriteBody, StoredSource } from './schemas.ts';
 import { mergeSource } from './source-input.ts';
-import type { UpstreamState } from './state.ts';
+import type { UpstreamState } from '../../model/upstream-state.ts';
 import { probeSource, type ProbeResult, type UpstreamSource } from './upstream-client.ts';
+import { ifMatchAccepts } from '../../model/http.ts';
 
 /** The active source as the discovery poller needs it: credentials included, never serialised. */
 export interface ActiveDataSource {
@@ -231,7 +232,7 @@ export class DataSourceService implements DataSourceRegistry {
   private reportProblems(): void {
     const { active, sources } = this.document.get();
     const bad = Object.keys(sources).filter((name) => !SLUG.test(name));
-    if (bad.length > 0) this.log.warn({ file: this.document.path, names: bad }, 'datasources.yaml: sources with invalid names are ignored (names must match ^[a-z0-9][a-z0-9-]{0,62}$)');
+    if (bad.length > 0) this.log.warn({ file: this.document.path, names: bad }, `datasources.yaml: sources with invalid names are ignored (names must match ${SLUG_PATTERN})`);
     if (!this.active()) this.log.warn({ file: this.document.path, active }, 'datasources.yaml: the active data source names no valid source; nothing is polled');
   }
 }

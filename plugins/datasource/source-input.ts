@@ -23,6 +23,7 @@ export function normalizeFile(file: DataSourcesFile): DataSourcesFile {
 
 /** Checks a URL against API.md §4.5; returns it without trailing slashes, or the problem. */
 export function checkUrl(raw: string): { url: string } | { problem: string } {
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
   if (/[\s\u0000-\u001f\u007f]/.test(raw)) return { problem: 'must not contain blanks or control characters' };
   if (!/^https?:\/\/[^/]/i.test(raw) || !URL.canParse(raw)) return { problem: 'must be an absolute http or https URL' };
   if (raw.includes('?')) return { problem: 'must not contain a query' };
@@ -57,6 +58,7 @@ export function mergeSource(stored: StoredSource | undefined, body: DataSourceWr
     const keep = auth.password === undefined || auth.password === PASSWORD_MASK;
     const password = keep ? stored?.basic_auth?.password : auth.password;
     if (username === undefined) missing(`${pointer}/username`, 'when no credentials are stored');
+    // eslint-disable-next-line no-control-regex -- control characters are what it looks for
     else if (/[:\u0000-\u001f\u007f]/.test(username)) details.push({ path: `${pointer}/username`, message: 'must not contain ":" or control characters' });
     if (password === undefined) missing(`${pointer}/password`, 'when no password is stored');
     if (username !== undefined && password !== undefined) basicAuth = { username, password };

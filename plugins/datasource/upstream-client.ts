@@ -6,8 +6,9 @@
 import { createHash } from 'node:crypto';
 import { Agent } from 'undici';
 import { APP_VERSION } from '../../core/version.ts';
-import { parseLossless } from './lossless-json.ts';
-import { exactPriority, isObject } from './discovery.ts';
+import { parseLossless } from '../../model/lossless-json.ts';
+import { exactPriority } from '../../model/upstream-routers.ts';
+import { isObject } from '../../core/ids.ts';
 
 /** A data source as the client needs it (API.md §4.5 DataSource fields). */
 export interface UpstreamSource {

@@ -4,12 +4,13 @@
  * that publishes.
  */
 import type { OutgoingHttpHeaders } from 'node:http';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ErrorBody } from '../shared-schemas.ts';
+import { ErrorBody } from '../../model/schemas.ts';
 import { EVENT_TYPES, EventHub, type BusEvent, type EventBus, type EventType } from './bus.ts';
-import { EventsHeaders, EventsQuery, type EventsQueryType } from './schemas.ts';
+import { EventsHeaders, EventsQuery } from './schemas.ts';
 import { publishStoreChanges } from './store-events.ts';
 import { SseStream } from './stream.ts';
 
@@ -45,22 +46,9 @@ async function events(app: FastifyInstance): Promise<void> {
     endAll();
   });
 
-  app.get('/api/events', {
-    config: { auth: 'config', streaming: true },
-    schema: {
-      tags: ['events'],
-      summary: 'Server-Sent Events stream of changes (object, provider, invalid_file, upstream; job, container, backup with an operations token)',
-      querystring: EventsQuery,
-      headers: EventsHeaders,
-      response: {
-        200: { description: '`text/event-stream`: `event:`, `id:`, `data:` (JSON) per event; a comment line every 15 s', content: { 'text/event-stream': { schema: Type.String() } } },
-        401: ErrorBody, 403: ErrorBody, 422: ErrorBody,
-      },
-    },
-  }, (request, reply) => open(request, reply));
+  await app.register(routes, { open });
 
-  function open(request: FastifyRequest, reply: FastifyReply): void {
-    const { types } = request.query as EventsQueryType;
+  function open(request: FastifyRequest, reply: FastifyReply, types: string | undefined): void {
     const wanted = new Set<EventType>(types ? (types.split(',') as EventType[]) : EVENT_TYPES);
     // class-O events need a token that may use operation routes: any valid token (GET needs viewer),
     // or no token at all when auth is off. The route is class C, so in `ops` mode a caller without
@@ -108,6 +96,24 @@ async function events(app: FastifyInstance): Promise<void> {
     }
     stream.write(head);
   }
+}
+
+/** The HTTP route, in its own scope; `open` serves one stream. */
+async function routes(parent: FastifyInstance, { open }: { open: (request: FastifyRequest, reply: FastifyReply, types: string | undefined) => void }): Promise<void> {
+  const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
+  scope.get('/api/events', {
+    config: { auth: 'config', streaming: true },
+    schema: {
+      tags: ['events'],
+      summary: 'Server-Sent Events stream of changes (object, provider, invalid_file, upstream; job, container, backup with an operations token)',
+      querystring: EventsQuery,
+      headers: EventsHeaders,
+      response: {
+        200: { description: '`text/event-stream`: `event:`, `id:`, `data:` (JSON) per event; a comment line every 15 s', content: { 'text/event-stream': { schema: Type.String() } } },
+        401: ErrorBody, 403: ErrorBody, 422: ErrorBody,
+      },
+    },
+  }, (request, reply) => open(request, reply, request.query.types));
 }
 
 export default fp(events, { name: 'events', dependencies: ['auth'], decorators: { fastify: ['config', 'store', 'lifecycle'] } });

@@ -1,9 +1,10 @@
 /** GET /api/health: liveness, and with ?deep=true the dependency checks (API.md §4.1). */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../../core/errors/app-error.ts';
 import { APP_VERSION } from '../../core/version.ts';
-import { isTrue, ErrorBody } from '../shared-schemas.ts';
+import { isTrue, ErrorBody } from '../../model/schemas.ts';
 import { Health, HealthQuery } from './schemas.ts';
 import { HealthService } from './service.ts';
 
@@ -16,11 +17,17 @@ declare module 'fastify' {
 async function health(app: FastifyInstance): Promise<void> {
   const service = new HealthService(APP_VERSION, app.config.storage.data_dir);
   app.decorate('health', service);
-  app.get('/api/health', {
+  await app.register(routes, { service });
+}
+
+/** The HTTP routes, in their own scope. */
+async function routes(parent: FastifyInstance, { service }: { service: HealthService }): Promise<void> {
+  const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
+  scope.get('/api/health', {
     config: { auth: 'public' },
     schema: { tags: ['health'], summary: 'Liveness; deep=true checks dependencies', querystring: HealthQuery, response: { 200: Health, 503: ErrorBody } },
   }, async (request) => {
-    const { deep } = request.query as { deep?: string };
+    const { deep } = request.query;
     if (!isTrue(deep)) return service.summary();
     const body = await service.deep();
     if (body.status === 'fail') {

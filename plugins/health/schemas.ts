@@ -1,6 +1,6 @@
 /** Schemas of GET /api/health (API.md §4.1). */
 import { Type, type Static } from '@sinclair/typebox';
-import { QueryBool } from '../shared-schemas.ts';
+import { QueryBool } from '../../model/schemas.ts';
 
 export const Check = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('fail'), Type.Literal('skipped')]),

@@ -2,10 +2,11 @@
  * The IP addresses group (API.md §4.12): public IP, CrowdSec decisions, the security view and unban
  * under /api/ip, plus the `crowdsec` deep health check (API.md §4.1).
  */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { APP_VERSION } from '../../core/version.ts';
-import { isTrue } from '../shared-schemas.ts';
+import { isTrue } from '../../model/schemas.ts';
 import { CrowdSecClient } from './crowdsec-client.ts';
 import { PublicIpFinder } from './public-ip.ts';
 import { blockedSchema, publicSchema, securitySchema, unbanSchema } from './schemas.ts';
@@ -40,26 +41,27 @@ async function ip(app: FastifyInstance): Promise<void> {
 }
 
 /** The HTTP routes, in their own scope. */
-async function routes(scope: FastifyInstance, { service }: { service: IpService }): Promise<void> {
+async function routes(parent: FastifyInstance, { service }: { service: IpService }): Promise<void> {
+  const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
   const config = { auth: 'operations' as const };
 
   scope.get('/api/ip/public', { config, schema: publicSchema }, async (request) => {
-    const { refresh } = request.query as { refresh?: string };
+    const { refresh } = request.query;
     return service.publicIp(isTrue(refresh), request.ip);
   });
 
   scope.get('/api/ip/blocked/:ip', { config, schema: blockedSchema }, async (request) => {
-    const { ip } = request.params as { ip: string };
+    const { ip } = request.params;
     return service.blocked(service.checkIp(ip, '/params/ip'));
   });
 
   scope.get('/api/ip/security/:ip', { config, schema: securitySchema }, async (request) => {
-    const { ip } = request.params as { ip: string };
+    const { ip } = request.params;
     return service.security(service.checkIp(ip, '/params/ip'));
   });
 
   scope.post('/api/ip/unban', { config, schema: unbanSchema }, async (request) => {
-    const { ip } = request.body as { ip: string };
+    const { ip } = request.body;
     const result = await service.unban(service.checkIp(ip, '/ip'));
     request.log.info({ ip, deleted: result.deleted, still_blocked: result.still_blocked }, 'CrowdSec decisions deleted');
     return result;

@@ -1,6 +1,6 @@
 /** TypeBox schemas of the IP addresses group (API.md §4.12): requests and responses per status code. */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { ErrorBody, QueryBool } from '../shared-schemas.ts';
+import { ErrorBody, QueryBool } from '../../model/schemas.ts';
 
 const tags = ['ip'];
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);

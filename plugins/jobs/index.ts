@@ -5,13 +5,14 @@
  * Shutdown: running jobs are asked to stop (an update rolls back what it changed) and waited for
  * up to SHUTDOWN_GRACE_MS, inside the server's 10 s grace; one still running then is marked failed.
  */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import { paginate } from '../shared-schemas.ts';
+import { paginate } from '../../model/http.ts';
 import { JobRunner } from './runner.ts';
-import { getSchema, listSchema, type JobParamsType, type JobView, type ListQueryType } from './schemas.ts';
+import { getSchema, listSchema, type JobView } from './schemas.ts';
 
-export type { JobContext, JobRunner, JobSpec, StepHandle } from './runner.ts';
+export type { JobContext, JobRunner, JobSpec, PlannedStep, StepHandle } from './runner.ts';
 export type { JobView } from './schemas.ts';
 
 declare module 'fastify' {
@@ -33,15 +34,16 @@ async function jobs(app: FastifyInstance): Promise<void> {
 }
 
 /** The HTTP routes, encapsulated so their hooks never leak. */
-async function routes(scope: FastifyInstance, { runner }: { runner: JobRunner }): Promise<void> {
+async function routes(parent: FastifyInstance, { runner }: { runner: JobRunner }): Promise<void> {
+  const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
   const config = { auth: 'operations' as const };
 
   scope.get('/api/jobs', { config, schema: listSchema }, async (request, reply) => {
-    const query = request.query as ListQueryType;
+    const query = request.query;
     return paginate(request, reply, runner.list({ kind: query.kind, status: query.status }), query);
   });
 
-  scope.get('/api/jobs/:id', { config, schema: getSchema }, async (request) => runner.get((request.params as JobParamsType).id));
+  scope.get('/api/jobs/:id', { config, schema: getSchema }, async (request) => runner.get(request.params.id));
 }
 
 export default fp(jobs, { name: 'jobs', dependencies: ['auth', 'events'], decorators: { fastify: ['config', 'now', 'events'] } });

@@ -1,6 +1,6 @@
 /** TypeBox schemas of /api/jobs (API.md §4.14): the Job object, list filters, params, responses. */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { ErrorBody, Paging } from '../shared-schemas.ts';
+import { ErrorBody, Paging } from '../../model/schemas.ts';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const tags = ['jobs'];
@@ -46,7 +46,6 @@ export const ListQuery = Type.Object({
 export type ListQueryType = Static<typeof ListQuery>;
 
 export const JobParams = Type.Object({ id: Type.String({ pattern: JOB_ID_PATTERN, description: 'job-<lower-case ULID>' }) });
-export type JobParamsType = Static<typeof JobParams>;
 
 const Errors = { 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 422: ErrorBody, 429: ErrorBody };
 

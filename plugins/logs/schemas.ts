@@ -1,6 +1,6 @@
 /** TypeBox schemas of the Logs group (API.md §4.13): params, queries and responses per status. */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { ErrorBody } from '../shared-schemas.ts';
+import { ErrorBody } from '../../model/schemas.ts';
 
 const tags = ['logs'];
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -9,8 +9,9 @@ export const LOG_SERVICES = ['secengine', 'proxy', 'tunnelapp', 'tunnelgw'] as c
 export type LogService = (typeof LOG_SERVICES)[number];
 
 export const ServiceParams = Type.Object({
-  service: Type.String({ pattern: `^(${LOG_SERVICES.join('|')})$`, description: 'secengine, proxy, tunnelapp or tunnelgw (logs.services maps them to containers)' }),
+  service: Type.Unsafe<LogService>(Type.String({ pattern: `^(${LOG_SERVICES.join('|')})$`, description: 'secengine, proxy, tunnelapp or tunnelgw (logs.services maps them to containers)' })),
 });
+export type ServiceParamsType = Static<typeof ServiceParams>;
 
 /** An ISO-8601 timestamp or `<n>s|m|h|d` before now (API.md §2.9); checked further in time-range.ts. */
 const Instant = Type.String({ minLength: 1, maxLength: 40, description: 'ISO-8601 timestamp or a duration before now (30s, 15m, 2h, 7d)' });

@@ -1,7 +1,7 @@
 /** The Logs domain (API.md §4.13): container log lines and access-log statistics. */
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppConfig } from '../../core/config/schema.ts';
-import { isDockerHttpError, type DockerClient } from '../containers/docker-client.ts';
+import { isDockerHttpError, type DockerClient } from '../container/index.ts';
 import { countLine } from './access-log-scan.ts';
 import { ScanError, StatsRunner } from './stats-runner.ts';
 import { AccessLogStats } from './access-log-stats.ts';

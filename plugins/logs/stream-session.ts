@@ -3,7 +3,7 @@
  * the container starts again; a bounded queue per client drops the oldest lines when it cannot keep up.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { DockerClient } from '../containers/docker-client.ts';
+import type { DockerClient } from '../container/index.ts';
 import { timestampKey, type LogLine } from './docker-logs.ts';
 import { LiveLogDecoder } from './live-decoder.ts';
 

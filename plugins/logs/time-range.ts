@@ -1,5 +1,5 @@
 /** `since` / `until` query values (API.md §2.9): an ISO-8601 timestamp or a duration before now. */
-import { durationMs } from '../shared-schemas.ts';
+import { durationMs } from '../../model/duration.ts';
 import { logErrors } from './errors.ts';
 
 /** A date, optionally with a time and zone; Date.parse alone would accept free text such as "May 5". */

@@ -1,6 +1,6 @@
 /** Errors of the middlewares group, built on the core catalogue ids (API.md §2.4, §4.2). */
 import { errors, type ErrorDetail } from '../../core/errors/app-error.ts';
-import { referrerDetails } from '../shared-schemas.ts';
+import { referrerDetails } from '../../model/references.ts';
 
 export const middlewareErrors = {
   notFound: (id: string) => errors.notFound(`middleware ${id} does not exist`),

@@ -3,22 +3,23 @@
  * registry) and `app.middlewaresView`, seeds templates, and serves /api/middlewares in its own scope.
  */
 import path from 'node:path';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { GroupOptions } from '../../core/types.ts';
-import { ifMatchOf, ifNoneMatchHits, isTrue, paginate, quoteEtag } from '../shared-schemas.ts';
+import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag } from '../../model/http.ts';
+import { isTrue } from '../../model/schemas.ts';
 import { middlewareErrors } from './errors.ts';
-import {
-  createSchema, deleteSchema, getSchema, listSchema, MiddlewareCreate, MiddlewareFile, replaceSchema,
-  type MiddlewareCreateBody, type MiddlewareData, type MiddlewareListFilter, type MiddlewareReplaceBody, type MiddlewareView,
-} from './schemas.ts';
+import { createSchema, deleteSchema, getSchema, listSchema, MiddlewareCreate, MiddlewareFile, replaceSchema, type MiddlewareData, type MiddlewareView } from './schemas.ts';
 import { MiddlewareService, type MiddlewareTemplate } from './service.ts';
-import { StaticConfigReader } from './static-config.ts';
+import { StaticConfigReader } from '../../model/static-config.ts';
 import { DEFAULT_TEMPLATES_DIR, seedTemplates } from './templates.ts';
-import { DEFAULT_TRAEFIK_SCHEMA_PATH, TraefikSchema } from './traefik-schema.ts';
+import { DEFAULT_TRAEFIK_SCHEMA_PATH, TraefikSchema } from '../../model/traefik-schema.ts';
 
 export type { MiddlewareView } from './schemas.ts';
 export type { MiddlewareService } from './service.ts';
+export type { ConfigOutcome } from './validate.ts';
+export { DEFAULT_TEMPLATES_DIR, seedTemplates } from './templates.ts';
 
 /** Read-only copies of middlewares as the API shows them, for third-party plugins (API.md §6 `core`). */
 export interface MiddlewaresView {
@@ -79,37 +80,37 @@ async function middlewares(app: FastifyInstance, options: MiddlewaresOptions): P
 }
 
 /** The HTTP routes, encapsulated so their hooks never leak. */
-async function routes(scope: FastifyInstance, { service }: { service: MiddlewareService }): Promise<void> {
+async function routes(app: FastifyInstance, { service }: { service: MiddlewareService }): Promise<void> {
+  const scope = app.withTypeProvider<TypeBoxTypeProvider>();
   const auth = { auth: 'config' as const };
   const sendOne = (reply: FastifyReply, view: MiddlewareView, status = 200) => reply.code(status).header('etag', quoteEtag(view.etag)).send(view);
 
   scope.get('/api/middlewares', { config: auth, schema: listSchema }, async (request, reply) => {
-    const query = request.query as MiddlewareListFilter;
-    return paginate(request, reply, service.list(query), query);
+    return paginate(request, reply, service.list(request.query), request.query);
   });
 
   scope.post('/api/middlewares', { config: auth, schema: createSchema }, async (request, reply) => {
-    const view = await service.create(request.body as MiddlewareCreateBody);
+    const view = await service.create(request.body);
     reply.header('location', `/api/middlewares/${view.id}`);
     return sendOne(reply, view, 201);
   });
 
-  scope.get('/api/middlewares/:id', { config: auth, schema: getSchema }, async (request: FastifyRequest, reply) => {
-    const { id } = request.params as { id: string };
+  scope.get('/api/middlewares/:id', { config: auth, schema: getSchema }, async (request, reply) => {
+    const { id } = request.params;
     const view = service.get(id);
     if (!view) throw middlewareErrors.notFound(id);
-    if (ifNoneMatchHits(request.headers['if-none-match'], view.etag)) return reply.code(304).header('etag', quoteEtag(view.etag)).send();
+    if (ifNoneMatchHits(request.headers['if-none-match'], view.etag)) return reply.header('etag', quoteEtag(view.etag)).code(304).send();
     return sendOne(reply, view);
   });
 
   scope.put('/api/middlewares/:id', { config: auth, schema: replaceSchema }, async (request, reply) => {
-    const { id } = request.params as { id: string };
-    return sendOne(reply, await service.replace(id, request.body as MiddlewareReplaceBody, ifMatchOf(request)));
+    const { id } = request.params;
+    return sendOne(reply, await service.replace(id, request.body, ifMatchOf(request)));
   });
 
   scope.delete('/api/middlewares/:id', { config: auth, schema: deleteSchema }, async (request, reply) => {
-    const { id } = request.params as { id: string };
-    const { force } = request.query as { force?: string };
+    const { id } = request.params;
+    const { force } = request.query;
     await service.remove(id, { force: isTrue(force), ifMatch: ifMatchOf(request) });
     return reply.code(204).send();
   });

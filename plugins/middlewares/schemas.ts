@@ -1,6 +1,6 @@
 /** TypeBox schemas of the middlewares group: stored file, request bodies, queries, responses (API.md §4.2). */
 import { Type, type Static } from '@sinclair/typebox';
-import { Description, ErrorResponses, IdParams, JsonObject, Paging, QueryBool, Slug } from '../shared-schemas.ts';
+import { Description, ErrorResponses, IdParams, JsonObject, NoBody, Paging, QueryBool, Slug } from '../../model/schemas.ts';
 
 /** Middleware types the file and HTTP providers accept (TCP middlewares are not supported). */
 export const MIDDLEWARE_TYPES = [
@@ -59,7 +59,7 @@ export type MiddlewareListFilter = Static<typeof MiddlewareListQuery>;
 
 export const MiddlewareDeleteQuery = Type.Object({ force: Type.Optional(QueryBool) });
 
-const Empty = Type.Null({ description: 'no body' });
+const Empty = NoBody;
 const tags = ['middlewares'];
 
 export const listSchema = { tags, summary: 'List middlewares', querystring: MiddlewareListQuery, response: { 200: Type.Array(Middleware), ...ErrorResponses } };

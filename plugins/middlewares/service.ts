@@ -2,15 +2,18 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { AppError, errors, validationError, type ErrorDetail } from '../../core/errors/app-error.ts';
-import { ifMatchAccepts, SLUG } from '../../core/store/index.ts';
+import { SLUG } from '../../core/ids.ts';
 import type { Collection, StoredObject } from '../../core/store/types.ts';
-import type { UpstreamState } from '../datasource/state.ts';
-import { checkName, ReferenceRegistry, slugify, type ReferenceSource } from '../shared-schemas.ts';
+import type { UpstreamState } from '../../model/upstream-state.ts';
+import { checkName, uniqueSlug } from '../../model/ids.ts';
+import { ReferenceRegistry, type ReferenceSource } from '../../model/references.ts';
 import { middlewareErrors } from './errors.ts';
 import type { MiddlewareCreateBody, MiddlewareData, MiddlewareListFilter, MiddlewareReplaceBody, MiddlewareView } from './schemas.ts';
-import type { StaticConfigReader } from './static-config.ts';
-import type { TraefikSchema } from './traefik-schema.ts';
+import type { StaticConfigReader } from '../../model/static-config.ts';
+import type { TraefikSchema } from '../../model/traefik-schema.ts';
 import { chainMembers, checkMiddlewareConfig, middlewareWarnings, type MiddlewareContext } from './validate.ts';
+import { ifMatchAccepts, matchingVersion } from '../../model/http.ts';
+import { isStoreError } from '../../core/store/index.ts';
 
 export interface MiddlewareServiceOptions {
   schema: TraefikSchema;
@@ -74,7 +77,7 @@ export class MiddlewareService {
   async create(body: MiddlewareCreateBody): Promise<MiddlewareView> {
     return this.serial(async () => {
       const name = checkName(body.name);
-      const id = body.id ?? slugify(name, 'middleware', (c) => this.collection.has(c) || this.options.upstream.hasKey('http.middlewares', c));
+      const id = body.id ?? uniqueSlug(name, 'middleware', (c) => this.collection.has(c) || this.options.upstream.hasKey('http.middlewares', c));
       this.assertConfig(id, body.type, body.config);
       if (body.id !== undefined && this.collection.has(id)) throw middlewareErrors.idTaken(id);
       if (this.options.upstream.hasKey('http.middlewares', id)) throw middlewareErrors.upstreamKey(id);
@@ -95,7 +98,7 @@ export class MiddlewareService {
       const stored = await this.collection.update(id, (fresh) => {
         if (!fresh) throw middlewareErrors.notFound(id);
         return data;
-      }, { ifMatch });
+      }, { expect: matchingVersion(ifMatch) });
       return this.view(stored!, this.chainsListing(id));
     });
   }
@@ -115,7 +118,7 @@ export class MiddlewareService {
         const left = this.references.referrers(id);
         if (left.length > 0) throw middlewareErrors.usedByResources(id, left);
       }
-      await this.collection.delete(id, { ifMatch: options.ifMatch });
+      await this.collection.delete(id, { expect: matchingVersion(options.ifMatch) });
     });
   }
 
@@ -126,7 +129,7 @@ export class MiddlewareService {
       await this.create(template);
       return 'created';
     } catch (err) {
-      if (err instanceof AppError && err.statusCode === 409) return 'skipped'; // taken meanwhile, or an upstream key
+      if ((err instanceof AppError && err.statusCode === 409) || isStoreError(err, 'already_exists')) return 'skipped'; // taken meanwhile, or an upstream key
       throw err;
     }
   }

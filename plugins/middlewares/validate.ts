@@ -3,8 +3,8 @@
  * of the type, plugin and chain rules; and the non-blocking warnings shown on reads.
  */
 import type { ErrorDetail } from '../../core/errors/app-error.ts';
-import type { DeclaredPlugins } from './static-config.ts';
-import type { TraefikSchema } from './traefik-schema.ts';
+import type { DeclaredPlugins } from '../../model/static-config.ts';
+import type { TraefikSchema } from '../../model/traefik-schema.ts';
 
 export const PLUGIN_KEY = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
 export const MAX_CHAIN_MEMBERS = 50;

@@ -4,7 +4,7 @@
  * instead, by the resources group's alias table for the same fields.
  */
 import type { FastifyRequest } from 'fastify';
-import { normalizeAliases } from '../resources/aliases.ts';
+import { normalizeAliases } from '../../model/aliases.ts';
 
 /** preValidation of PUT /api/mtls/middleware/config: aliases and JSON text → canonical fields. */
 export async function normalizeMiddlewareBody(request: FastifyRequest): Promise<void> {

@@ -3,15 +3,15 @@
  * `data/mtls/clients/<id>.yaml` (a store collection); the certificate, key and PKCS#12 beside it.
  */
 import { errors, type ErrorDetail, type AppError } from '../../core/errors/app-error.ts';
-import { ifMatchAccepts } from '../../core/store/index.ts';
 import type { Collection, StoredObject } from '../../core/store/types.ts';
-import { checkName, slugify } from '../shared-schemas.ts';
+import { checkName, uniqueSlug } from '../../model/ids.ts';
 import { endsWithCa, issueClientCertificate } from './client-cert.ts';
 import { mtlsErrors } from './errors.ts';
 import type { MtlsFiles } from './files.ts';
 import { buildP12 } from './p12.ts';
 import type { ClientData, ClientInput, ClientView } from './schemas.ts';
 import type { MtlsService } from './service.ts';
+import { ifMatchAccepts, matchingVersion } from '../../model/http.ts';
 
 export class ClientService {
   constructor(
@@ -44,7 +44,7 @@ export class ClientService {
     return this.mtls.queue.run(async () => {
       const ca = this.mtls.currentCa();
       if (!ca) throw mtlsErrors.noCa('issuing client certificates');
-      const id = body.id ?? slugify(name, 'client', (c) => this.clients.has(c));
+      const id = body.id ?? uniqueSlug(name, 'client', (c) => this.clients.has(c));
       if (body.id !== undefined && this.clients.has(id)) throw mtlsErrors.idTaken(id);
       const owner = this.clients.list().find((c) => c.data.name.trim().toLowerCase() === name.toLowerCase());
       if (owner) throw mtlsErrors.nameTaken(name, owner.id);
@@ -84,7 +84,7 @@ export class ClientService {
       const updated = await this.clients.update(id, (fresh) => {
         if (!fresh) throw mtlsErrors.clientNotFound(id);
         return { ...fresh.data, revoked: true, revoked_at: this.now().toISOString() };
-      }, { ifMatch });
+      }, { expect: matchingVersion(ifMatch) });
       await this.mtls.revocation.sign();
       return this.view(updated!);
     });
@@ -95,7 +95,7 @@ export class ClientService {
     await this.mtls.queue.run(async () => {
       const current = this.existing(id, ifMatch);
       await this.mtls.revocation.sign([this.mtls.revocation.retiredEntry(current.data, this.now())]);
-      await this.clients.delete(id, { ifMatch });
+      await this.clients.delete(id, { expect: matchingVersion(ifMatch) });
       await this.files.removeClient(id);
     });
   }

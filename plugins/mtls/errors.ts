@@ -1,6 +1,6 @@
 /** Errors of the mTLS group, built on the core catalogue ids (API.md §2.4, §4.8). */
 import { errors } from '../../core/errors/app-error.ts';
-import { referrerDetails } from '../shared-schemas.ts';
+import { referrerDetails } from '../../model/references.ts';
 
 export const mtlsErrors = {
   noCa: (action: string) => errors.conflict(`no CA exists: create one with POST /api/mtls/ca before ${action}`),

@@ -4,8 +4,8 @@
  * names, JSON text for objects and arrays, integer seconds for `refresh_interval` (stored `"<n>s"`).
  */
 import { validationError } from '../../core/errors/app-error.ts';
-import { defaultMiddlewareConfig, type MiddlewareConfig } from '../proxy-config/model.ts';
-import { HEADER_NAME } from '../resources/config-schemas.ts';
+import { defaultMiddlewareConfig, type MiddlewareConfig } from '../../model/types.ts';
+import { HEADER_NAME } from '../../model/resource-config.ts';
 import type { ConfigFileData, MiddlewareConfigInput } from './schemas.ts';
 
 /** `"<n>s"` for integer seconds; Go durations stay as written. */

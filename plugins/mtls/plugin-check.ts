@@ -3,7 +3,7 @@
  * It is when `experimental.plugins` of the static config holds module
  * `github.com/smerschjohann/mtlswhitelist` or a key equal to `mtlswhitelist` (case-insensitive).
  */
-import type { DeclaredPlugins } from '../middlewares/static-config.ts';
+import type { DeclaredPlugins } from '../../model/static-config.ts';
 
 export const PLUGIN_NAME = 'mtlswhitelist';
 export const PLUGIN_MODULE = 'github.com/smerschjohann/mtlswhitelist';

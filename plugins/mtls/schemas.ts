@@ -1,7 +1,7 @@
 /** TypeBox schemas of the mTLS group: stored files, request bodies, queries, responses (API.md §4.8). */
 import { Type, type Static } from '@sinclair/typebox';
-import { ErrorBody, ErrorResponses, IdParams, JsonObject, Paging, QueryBool, Slug } from '../shared-schemas.ts';
-import { GoInterval, Nullable } from '../resources/config-schemas.ts';
+import { ErrorBody, ErrorResponses, IdParams, JsonObject, NoBody, Paging, QueryBool, Slug } from '../../model/schemas.ts';
+import { GoInterval, MtlsRule, Nullable } from '../../model/resource-config.ts';
 
 const Timestamp = Type.String({ description: 'ISO-8601 UTC' });
 const Hex = Type.String({ pattern: '^[0-9a-f]+$', description: 'lower-case hex' });
@@ -9,9 +9,7 @@ const KeySize = Type.Union([Type.Literal(2048), Type.Literal(3072), Type.Literal
 
 // ---- MiddlewareConfig (global settings of the mtlswhitelist plugin middleware) ----
 
-const RULE_TYPES = ['ipRange', 'header', 'allOf', 'anyOf', 'noneOf'] as const;
-const Rule = Type.Object({ type: Type.Union(RULE_TYPES.map((t) => Type.Literal(t))) }, { additionalProperties: true });
-const Rules = Type.Array(Rule, { maxItems: 1000 });
+const Rules = Type.Array(MtlsRule, { maxItems: 1000 });
 // header names are checked in code: a key pattern here would make Ajv drop bad names silently
 const RequestHeaders = Type.Record(Type.String(), Type.String({ maxLength: 8192 }), { maxProperties: 100, description: 'header name → template' });
 const RejectMessage = Type.String({ maxLength: 1000 });
@@ -157,7 +155,7 @@ export const PluginCheckView = Type.Object({
   static_config_path: Nullable(Type.String()),
 }, { additionalProperties: false });
 
-const Empty = Type.Null({ description: 'no body' });
+const Empty = NoBody;
 const tags = ['mtls'];
 const binary = (description: string) => ({ description, type: 'string', format: 'binary' });
 

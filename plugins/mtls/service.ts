@@ -4,12 +4,11 @@
  * are in clients.ts. All writes run one after another on one queue.
  */
 import { errors } from '../../core/errors/app-error.ts';
-import { ifMatchAccepts } from '../../core/store/index.ts';
 import { hashOf } from '../../core/store/atomic-write.ts';
 import type { Collection, StoreDocument } from '../../core/store/types.ts';
-import type { StaticConfigReader } from '../middlewares/static-config.ts';
-import type { MiddlewareConfig, MtlsState } from '../proxy-config/model.ts';
-import { checkName } from '../shared-schemas.ts';
+import type { StaticConfigReader } from '../../model/static-config.ts';
+import type { MiddlewareConfig, MtlsState } from '../../model/types.ts';
+import { checkName } from '../../model/ids.ts';
 import { createCa, loadCa, type LoadedCa } from './ca.ts';
 import { crlToDer } from './crl.ts';
 import { mtlsErrors } from './errors.ts';
@@ -20,6 +19,7 @@ import { SerialQueue } from './queue.ts';
 import { Revocation } from './revocation.ts';
 import type { CaInput, ClientData, ConfigFileData, MiddlewareConfigInput, MtlsConfigView } from './schemas.ts';
 import { revokedSerialIn } from './verify.ts';
+import { ifMatchAccepts } from '../../model/http.ts';
 
 export interface MtlsServiceOptions {
   config: StoreDocument<ConfigFileData>;

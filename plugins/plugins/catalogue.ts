@@ -75,7 +75,7 @@ export class PluginCatalogue {
       response = await fetch(this.options.url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000) });
     } catch (err) {
       const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
-      throw new Error(`${this.options.url} unreachable (${cause})`);
+      throw new Error(`${this.options.url} unreachable (${cause})`, { cause: err });
     }
     if (!response.ok) {
       await response.body?.cancel();

@@ -37,7 +37,7 @@ const canWrite = (target: string): boolean => {
 /** The GET answer: whether the file exists and could be written (or, when missing, created in its dir). */
 export function describePath(current: { path: string | null; source: ConfigPathView['source'] }): ConfigPathView {
   if (!current.path) return { ...current, exists: false, writable: false };
-  let exists = false;
+  let exists: boolean;
   try {
     exists = statSync(current.path).isFile();
   } catch {

@@ -2,17 +2,16 @@
  * The Plugins group (API.md §4.6): Traefik plugins in the static configuration under /api/plugins —
  * list with status and users, catalogue, usage, install/remove (YAML document edits) and the path.
  */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { staticConfigPath } from '../middlewares/index.ts';
-import { StaticConfigReader } from '../middlewares/static-config.ts';
-import { isTrue, paginate } from '../shared-schemas.ts';
+import { StaticConfigReader } from '../../model/static-config.ts';
+import { isTrue } from '../../model/schemas.ts';
+import { paginate } from '../../model/http.ts';
 import { PluginCatalogue } from './catalogue.ts';
 import { checkNewPath, configPathOf, describePath } from './config-path.ts';
-import {
-  catalogueSchema, configPathSchema, installSchema, listSchema, putConfigPathSchema, removeSchema, usageSchema,
-  type CatalogueQueryType, type InstallBodyType, type RemoveBodyType,
-} from './schemas.ts';
+import { catalogueSchema, configPathSchema, installSchema, listSchema, putConfigPathSchema, removeSchema, usageSchema } from './schemas.ts';
 import { PluginService } from './service.ts';
 
 async function plugins(app: FastifyInstance): Promise<void> {
@@ -34,29 +33,30 @@ async function plugins(app: FastifyInstance): Promise<void> {
 const restart = (reply: FastifyReply): FastifyReply => reply.header('x-restart-required', 'true');
 
 /** The HTTP routes, encapsulated so their hooks never leak. */
-async function routes(scope: FastifyInstance, { service }: { service: PluginService }): Promise<void> {
+async function routes(parent: FastifyInstance, { service }: { service: PluginService }): Promise<void> {
+  const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
   const app = scope;
   const config = { auth: 'config' as const };
 
   scope.get('/api/plugins', { config, schema: listSchema }, async (request, reply) => paginate(request, reply, await service.list(), {}));
 
   scope.get('/api/plugins/catalogue', { config, schema: catalogueSchema }, async (request, reply) => {
-    const query = request.query as CatalogueQueryType;
+    const query = request.query;
     const { entries, stale } = await service.catalogue(query.q, isTrue(query.refresh));
     if (stale) reply.header('x-catalogue-stale', 'true');
     return paginate(request, reply, entries, query);
   });
 
-  scope.get('/api/plugins/:name/usage', { config, schema: usageSchema }, async (request) => service.usage((request.params as { name: string }).name));
+  scope.get('/api/plugins/:name/usage', { config, schema: usageSchema }, async (request) => service.usage(request.params.name));
 
   scope.post('/api/plugins/install', { config, schema: installSchema }, async (request, reply) => {
-    const { result, created } = await service.install(request.body as InstallBodyType);
+    const { result, created } = await service.install(request.body);
     return restart(reply).code(created ? 201 : 200).send(result);
   });
 
   scope.delete('/api/plugins/remove', { config, schema: removeSchema }, async (request, reply) => {
-    const body = (request.body ?? {}) as RemoveBodyType;
-    const { key } = request.query as { key?: string };
+    const body = request.body ?? {};
+    const { key } = request.query;
     await service.remove(key ? { key } : body);
     return restart(reply).code(204).send();
   });
@@ -65,7 +65,7 @@ async function routes(scope: FastifyInstance, { service }: { service: PluginServ
     describePath(configPathOf(app.settings, app.config.proxy.static_config_path)));
 
   scope.put('/api/plugins/configpath', { config, schema: putConfigPathSchema }, async (_request, reply) => {
-    const next = checkNewPath((_request.body as { path: string }).path);
+    const next = checkNewPath((_request.body).path);
     await app.settings.update((current) => ({ ...current, proxy_static_config_path: next }));
     app.proxyConfig.invalidate();
     return restart(reply).send(describePath(configPathOf(app.settings, app.config.proxy.static_config_path)));

@@ -1,6 +1,6 @@
 /** TypeBox schemas of the Plugins group (API.md §4.6): requests, and responses per status code. */
 import { Type, type Static } from '@sinclair/typebox';
-import { ErrorBody, Paging, QueryBool } from '../shared-schemas.ts';
+import { ErrorBody, NoBody, Paging, QueryBool } from '../../model/schemas.ts';
 
 export const KEY_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$';
 export const MODULE_PATTERN = '^[A-Za-z0-9.-]+(/[A-Za-z0-9._~-]+)+$';
@@ -46,7 +46,6 @@ export const CatalogueQuery = Type.Object({
   refresh: Type.Optional(QueryBool),
   ...Paging,
 });
-export type CatalogueQueryType = Static<typeof CatalogueQuery>;
 
 export const Usage = Type.Object({
   key: Type.String(),
@@ -92,7 +91,7 @@ export const ConfigPath = Type.Object({
 });
 export const ConfigPathBody = Type.Object({ path: Type.String({ minLength: 1, maxLength: 4096 }) }, { additionalProperties: false });
 
-const Empty = Type.Null({ description: 'no body' });
+const Empty = NoBody;
 
 export const listSchema = { tags, summary: 'Plugins declared in the Traefik static config, with status and users', response: { 200: Type.Array(Plugin), ...Errors } };
 export const catalogueSchema = { tags, summary: 'Middleware plugins of the Traefik plugin catalogue (cached)', querystring: CatalogueQuery, response: { 200: Type.Array(CatalogueEntry), ...Errors } };

@@ -3,7 +3,7 @@
  * status and users, installs and removes entries (serialised edits), answers the catalogue.
  */
 import { isScalar } from 'yaml';
-import type { StaticConfigReader } from '../middlewares/static-config.ts';
+import type { StaticConfigReader } from '../../model/static-config.ts';
 import type { ProxyExplorer } from '../proxy/index.ts';
 import type { PluginCatalogue, CatalogueEntry } from './catalogue.ts';
 import { pluginErrors } from './errors.ts';

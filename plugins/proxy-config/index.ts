@@ -3,6 +3,7 @@
  * POST /invalidate forces a fetch and a regeneration, GET /status reports on both. Served at
  * /api/proxy-config, /api/v1/proxy-config and middleware-manager's /api/v1/traefik-config (§7).
  */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import { Type } from '@sinclair/typebox';
 import path from 'node:path';
@@ -10,9 +11,10 @@ import { existsSync } from 'node:fs';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { GroupOptions } from '../../core/types.ts';
 import { errors } from '../../core/errors/app-error.ts';
-import { ErrorBody } from '../shared-schemas.ts';
+import { ErrorBody } from '../../model/schemas.ts';
+import type { RouteScope, TypeBoxRequestTypeProvider } from '../../model/http.ts';
 import { createSchemaChecker } from './schema-check.ts';
-import { DEFAULT_TRAEFIK_SCHEMA_PATH } from '../middlewares/traefik-schema.ts';
+import { DEFAULT_TRAEFIK_SCHEMA_PATH } from '../../model/traefik-schema.ts';
 import { ConfigProvider } from './service.ts';
 import { proxyConfigErrors } from './errors.ts';
 import { InvalidateResult, ProviderQuery, Status, type StatusBody } from './schemas.ts';
@@ -82,25 +84,26 @@ async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): P
       if (!child) shared.set(level, child = logger.child({ component: 'proxy-config' }, { level }));
       return child;
     });
-    for (const prefix of PREFIXES) registerRoutes(scope, app, provider, served, prefix);
+    for (const prefix of PREFIXES) registerRoutes(scope.withTypeProvider<TypeBoxTypeProvider>(), app, provider, served, prefix);
   });
 }
 
 type Served = () => { generation: Servable; stale: boolean } | null;
 
-function registerRoutes(scope: FastifyInstance, app: FastifyInstance, provider: ConfigProvider, served: Served, prefix: string): void {
+function registerRoutes(scope: RouteScope, app: FastifyInstance, provider: ConfigProvider, served: Served, prefix: string): void {
   const hide = prefix !== '/api/proxy-config';
-  scope.get(prefix, {
+  // the 200 answer is bytes prepared per generation, not a schema's shape: only the request is typed
+  scope.withTypeProvider<TypeBoxRequestTypeProvider>().get(prefix, {
     config: { auth: 'provider' },
     // Traefik polls every few seconds: core/request-log.ts logs successful polls at debug
-    schema: { hide, tags: ['proxy-config'], summary: 'Generated Traefik dynamic configuration (HTTP provider)', querystring: ProviderQuery, response: { 304: Type.Null(), 502: ErrorBody } },
+    schema: { hide, tags: ['proxy-config'], summary: 'Generated Traefik dynamic configuration (HTTP provider)', querystring: ProviderQuery, response: { 304: Type.Unsafe<undefined>(Type.Null()), 502: ErrorBody } },
   // not async: a synchronous handler saves a promise per request; the headers come precomputed per
   // generation and encoding (providerHeaders), so a request only picks bytes and header sets
   }, function serveConfig(request, reply) {
     const current = served();
     if (!current) throw proxyConfigErrors.neverProduced(app.upstream.lastError);
     const { generation, stale } = current;
-    const { format } = request.query as { format?: 'json' | 'yaml' };
+    const { format } = request.query;
     const yaml = format ? format === 'yaml' : wantsYaml(request.headers.accept);
     const encoded = yaml ? generation.yaml : generation.json;
     const headers = providerHeaders(generation, encoded, yaml, stale);

@@ -1,19 +1,17 @@
 /**
  * Collects the generator's inputs from the other groups' in-memory state (no file reads). The
- * builder runs only at generation time (onReady and later), when every group is registered, so the
- * mTLS state needs no registration order: the `mtls` group's writes go through the store, whose
- * change events regenerate (G1).
+ * builder runs only at generation time (onReady and later), when every group is registered; the
+ * `mtls` group's writes go through the store, whose change events regenerate (G1).
  */
 import type { FastifyInstance } from 'fastify';
-import type { GenerationInput } from './generate.ts';
-import type { Middleware, Resource, Service } from './model.ts';
-import { mtlsStateOf } from '../resources/mtls.ts';
+import type { GenerationInput } from '../../model/generate/generate.ts';
+import type { Middleware, Resource, Service } from '../../model/types.ts';
 
 /** Returns the input builder; null from it means no config can be produced yet (G12, 502). */
 export function generationInputs(app: FastifyInstance): () => GenerationInput | null {
   return () => {
     const mode = app.datasources.active()?.source.type ?? 'pangolin';
-    let upstream: unknown = null;
+    let upstream: unknown;
     if (mode === 'pangolin') {
       const snapshot = app.upstream.current();
       if (!snapshot || snapshot.mode !== 'pangolin') return null;
@@ -28,7 +26,7 @@ export function generationInputs(app: FastifyInstance): () => GenerationInput | 
       services: app.services.records().map((o) => ({ id: o.id, ...o.data }) as Service),
       discoveredServices: app.upstream.discoveredServices(),
       resources: app.resources.list() as Resource[],
-      mtls: mtlsStateOf(app),
+      mtls: app.mtls.generatorState(),
     };
   };
 }

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { isObject } from '../../core/ids.ts';
 
 export interface SchemaWarning {
   /** JSON pointer into the config ("" = the root) */
@@ -82,24 +83,23 @@ function entryMaps(ajv: Ajv, schema: JsonSchema): EntryMap[] {
 }
 
 function entriesOf(config: unknown, map: EntryMap): Record<string, unknown> | null {
-  const section = isRecord(config) ? config[map.section] : undefined;
-  const entries = isRecord(section) ? section[map.kind] : undefined;
-  return isRecord(entries) ? entries : null;
+  const section = isObject(config) ? config[map.section] : undefined;
+  const entries = isObject(section) ? section[map.kind] : undefined;
+  return isObject(entries) ? entries : null;
 }
 
 /** The config with the checked-apart maps emptied (copies of the levels above them only). */
 function skeleton(config: unknown, maps: EntryMap[]): unknown {
-  if (!isRecord(config)) return config;
+  if (!isObject(config)) return config;
   const out: Record<string, unknown> = { ...config };
   for (const map of maps) {
     const section = out[map.section];
-    if (!isRecord(section) || !isRecord(section[map.kind])) continue;
+    if (!isObject(section) || !isObject(section[map.kind])) continue;
     out[map.section] = { ...section, [map.kind]: {} };
   }
   return out;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** RFC 6901 escaping of one JSON pointer token. */
 const pointerToken = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');

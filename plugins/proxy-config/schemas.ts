@@ -40,4 +40,3 @@ export const Status = Type.Object({
 });
 
 export type StatusBody = Static<typeof Status>;
-export type InvalidateBody = Static<typeof InvalidateResult>;

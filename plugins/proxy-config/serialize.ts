@@ -4,7 +4,8 @@
  */
 import { createHash } from 'node:crypto';
 import { stringify } from 'yaml';
-import { stringifyCanonical } from '../datasource/lossless-json.ts';
+import { stringifyCanonical } from '../../model/lossless-json.ts';
+import { isObject } from '../../core/ids.ts';
 
 /** The JSON of one map (`http.routers` …) as written last time: its entries and their `"key":value` texts. */
 interface MapText {
@@ -79,14 +80,13 @@ function realign(keys: string[], values: unknown[], pairs: string[]): string[] {
   return out;
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Canonical JSON with the maps two levels down (`http.routers` …) written through the cache, as
  * chunks: text of the levels above, UTF-8 bytes of the maps.
  */
 function writeCached(value: unknown, path: string, depth: number, cache: FragmentCache, out: (string | Buffer)[]): void {
-  if (!isPlainObject(value)) {
+  if (!isObject(value)) {
     out.push(stringifyCanonical(value));
     return;
   }

@@ -5,8 +5,8 @@
  */
 import { gzip } from 'node:zlib';
 import { promisify } from 'node:util';
-import { generateConfig, type GenerationInput, type GenerationResult } from './generate.ts';
-import { PatchMemo } from './generate-memo.ts';
+import { generateConfig, type GenerationInput, type GenerationResult } from '../../model/generate/generate.ts';
+import { PatchMemo } from '../../model/generate/generate-memo.ts';
 import { etagOf, FragmentCache, serializeJson, serializeYaml } from './serialize.ts';
 import type { SchemaChecker, SchemaWarning } from './schema-check.ts';
 

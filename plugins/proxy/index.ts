@@ -2,13 +2,14 @@
  * The Proxy explorer group (API.md §4.7): read-only views of the Traefik API under /api/proxy,
  * cached 1 s per upstream URL with concurrent calls sharing one upstream request.
  */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { stringify } from 'lossless-json';
-import { paginate, type PagingQuery } from '../shared-schemas.ts';
+import { paginate } from '../../model/http.ts';
 import { AnswerCache } from './answer-cache.ts';
 import { proxyErrors, type PartError } from './errors.ts';
-import { dataSchema, entrypointsSchema, listSchema, overviewSchema, versionSchema, type ListQueryType } from './schemas.ts';
+import { dataSchema, entrypointsSchema, listSchema, overviewSchema, versionSchema } from './schemas.ts';
 import { LIST_KINDS, ProxyExplorer } from './service.ts';
 import { selectTraefikSource } from './source-select.ts';
 import { TraefikReader } from './traefik-reader.ts';
@@ -45,7 +46,8 @@ function sendPartial(request: FastifyRequest, reply: FastifyReply, body: { error
 }
 
 /** The HTTP routes, encapsulated so their serializer and hooks never leak. */
-async function routes(scope: FastifyInstance, { explorer }: { explorer: ProxyExplorer }): Promise<void> {
+async function routes(parent: FastifyInstance, { explorer }: { explorer: ProxyExplorer }): Promise<void> {
+  const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
   // Traefik objects leave as parsed: Traefik's key order kept, MaxInt64 priorities (BigInt) written
   // digit for digit (API.md §2.1); the compiled serializer would drop fields and reject BigInt
   scope.setSerializerCompiler(() => (data) => stringify(data) ?? 'null');
@@ -56,11 +58,11 @@ async function routes(scope: FastifyInstance, { explorer }: { explorer: ProxyExp
   scope.get('/api/proxy/version', { config, schema: versionSchema }, async () => explorer.version());
 
   scope.get('/api/proxy/entrypoints', { config, schema: entrypointsSchema }, async (request, reply) =>
-    paginate(request, reply, await explorer.entrypoints(), request.query as PagingQuery));
+    paginate(request, reply, await explorer.entrypoints(), request.query));
 
   for (const kind of LIST_KINDS) {
     scope.get(`/api/proxy/${kind}`, { config, schema: listSchema(kind) }, async (request, reply) => {
-      const query = request.query as ListQueryType;
+      const query = request.query;
       const filter = { search: query.search || undefined, provider: query.provider };
       const type = query.type ?? 'http';
       if (type !== 'all') return paginate(request, reply, await explorer.list(kind, type, filter), query);

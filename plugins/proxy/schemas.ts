@@ -1,6 +1,6 @@
 /** TypeBox schemas of the Proxy explorer (API.md §4.7): queries and the responses per status code. */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { ErrorBody, JsonObject, Paging } from '../shared-schemas.ts';
+import { ErrorBody, JsonObject, Paging } from '../../model/schemas.ts';
 
 const tags = ['proxy'];
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);

@@ -1,6 +1,6 @@
 /** Which data source the explorer reads (API.md §4.7 "Upstream"). */
 import type { DataSourceRegistry } from '../datasource/index.ts';
-import type { UpstreamSource } from '../datasource/upstream-client.ts';
+import type { UpstreamSource } from '../datasource/index.ts';
 
 /** A Traefik API data source: its name (for messages) and what the upstream client needs. */
 export interface TraefikUpstream {

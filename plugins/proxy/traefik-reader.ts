@@ -1,5 +1,5 @@
 /** Reads the Traefik API for the explorer through the answer cache (one upstream request per URL and second). */
-import { fetchTraefikList, fetchTraefikObject } from '../datasource/upstream-client.ts';
+import { fetchTraefikList, fetchTraefikObject } from '../datasource/index.ts';
 import type { AnswerCache, Outcome } from './answer-cache.ts';
 import type { TraefikUpstream } from './source-select.ts';
 

@@ -4,7 +4,9 @@
  * whose discovered fields were edited by hand (they are put back, API.md §3.3).
  */
 import picomatch from 'picomatch';
-import { reconcile, slugify, type ReconcileOptions, type ResourceRecord, type UpstreamRouter } from '../datasource/discovery.ts';
+import { reconcile, type ReconcileOptions } from './discovery.ts';
+import { slugify } from '../../model/ids.ts';
+import { type ResourceRecord, type UpstreamRouter } from '../../model/upstream-routers.ts';
 import { discoveredOf, sameDiscovered } from './record.ts';
 import type { ResourceRepository } from './repository.ts';
 

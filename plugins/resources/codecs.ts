@@ -10,7 +10,7 @@
  * document the shapes (OpenAPI); the views are built field by field, so nothing leaks.
  */
 import type { FastifyInstance } from 'fastify';
-import { stringifyCanonical } from '../datasource/lossless-json.ts';
+import { stringifyCanonical } from '../../model/lossless-json.ts';
 
 /** Installs the serializer on an encapsulated scope (it never reaches other groups). */
 export function installCodecs(scope: FastifyInstance): void {

@@ -4,9 +4,9 @@
  */
 import type { ErrorDetail } from '../../core/errors/app-error.ts';
 import { validationError } from '../../core/errors/app-error.ts';
-import type { ResourceRecord } from '../datasource/discovery.ts';
-import type { ResourceConfig } from '../proxy-config/model.ts';
-import { HEADER_NAME, type ConfigBody, type ConfigFileData, type ConfigKind } from './config-schemas.ts';
+import type { ResourceRecord } from '../../model/upstream-routers.ts';
+import type { ResourceConfig } from '../../model/types.ts';
+import { HEADER_NAME, type ConfigBody, type ConfigFileData, type ConfigKind } from '../../model/resource-config.ts';
 import { resourceErrors } from './errors.ts';
 import { fullConfig } from './record.ts';
 

@@ -4,10 +4,10 @@
  * asked about and the objects they reference, so the API always shows what would be emitted and
  * the G6/G7 rules live in one place.
  */
-import type { ResourceRecord } from '../datasource/discovery.ts';
-import type { DiscoveredService as UpstreamDiscovered } from '../datasource/state.ts';
-import { generateConfig, type ResourceOutcome } from '../proxy-config/generate.ts';
-import type { Middleware, MtlsState, Resource, Service } from '../proxy-config/model.ts';
+import type { ResourceRecord } from '../../model/upstream-routers.ts';
+import type { DiscoveredService as UpstreamDiscovered } from '../../model/upstream-state.ts';
+import { generateConfig, type ResourceOutcome } from '../../model/generate/generate.ts';
+import type { Middleware, MtlsState, Resource, Service } from '../../model/types.ts';
 
 /** Everything outside the resources that the outcome depends on. */
 export interface EffectiveInputs {

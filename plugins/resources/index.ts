@@ -6,10 +6,10 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import type { GroupOptions } from '../../core/types.ts';
-import type { ResourceRecord } from '../datasource/discovery.ts';
+import type { ResourceRecord } from '../../model/upstream-routers.ts';
 import { fileConfigProblems } from './config-rules.ts';
 import type { EffectiveInputs } from './effective.ts';
-import { mtlsStateOf, mtlsUnavailableReason } from './mtls.ts';
+import { mtlsUnavailableReason } from './mtls.ts';
 import { DiscoveryPoller, toOutcome } from './poller.ts';
 import { ResourceRepository } from './repository.ts';
 import { resourceRoutes } from './routes.ts';
@@ -127,8 +127,8 @@ function effectiveInputs(app: FastifyInstance, sync: DiscoverySync): EffectiveIn
       return s && s.source !== 'discovered' ? { id: s.id, name: s.name, type: s.type, protocol: s.protocol, config: s.config, source: s.source } : undefined;
     },
     discovered: () => app.upstream.discoveredServices(),
-    mtls: () => mtlsStateOf(app),
+    mtls: () => app.mtls.generatorState(),
   };
 }
 
-export default fp(resources, { name: 'resources', dependencies: ['datasource', 'middlewares', 'services'] });
+export default fp(resources, { name: 'resources', dependencies: ['datasource', 'middlewares', 'services', 'mtls'] });

@@ -4,8 +4,8 @@
  * overlap; requests made while one is queued share it.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { SyncOutcome } from '../datasource/state.ts';
-import type { ActiveDataSource as ActiveSource, DataSourceRegistry } from '../datasource/service.ts';
+import type { SyncOutcome } from '../../model/upstream-state.ts';
+import type { ActiveDataSource as ActiveSource, DataSourceRegistry } from '../datasource/index.ts';
 import type { DiscoverySync, SyncReport } from './sync.ts';
 import { backoffDelayMs } from './failure-streak.ts';
 

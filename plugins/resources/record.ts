@@ -3,10 +3,10 @@
  * keeps in memory, and the full `ResourceRecord` (discovered fields + overrides) that the API and
  * the config generator read. Pure conversions, no I/O.
  */
-import { stringifyCanonical } from '../datasource/lossless-json.ts';
-import { hostsOf, type Priority, type ResourceRecord } from '../datasource/discovery.ts';
-import { defaultResourceConfig, type ResourceConfig, type ResourceTls } from '../proxy-config/model.ts';
-import type { ConfigFileData } from './config-schemas.ts';
+import { stringifyCanonical } from '../../model/lossless-json.ts';
+import { hostsOf, type Priority, type ResourceRecord } from '../../model/upstream-routers.ts';
+import { defaultResourceConfig, type ResourceConfig, type ResourceTls } from '../../model/types.ts';
+import type { ConfigFileData } from '../../model/resource-config.ts';
 import type { ResourceFileData } from './schemas.ts';
 
 /** Fields refreshed by every sync; hand edits of these are ignored (API.md §3.3). */

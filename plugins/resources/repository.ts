@@ -5,7 +5,8 @@
  * next sync writes the true values back.
  */
 import type { ChangeEvent, Collection, StoredObject } from '../../core/store/types.ts';
-import type { ResourceRecord } from '../datasource/discovery.ts';
+import { matchingVersion } from '../../model/http.ts';
+import type { ResourceRecord } from '../../model/upstream-routers.ts';
 import { resourceErrors } from './errors.ts';
 import {
   compose, discoveredFromFile, discoveredOf, overridesFromFile, sameDiscovered, toFile, type DiscoveredPart, type Overrides,
@@ -79,7 +80,7 @@ export class ResourceRepository {
       if (!fresh) throw resourceErrors.notFound(id);
       const record = compose(id, this.discovered.get(id) ?? discoveredFromFile(id, fresh.data), overridesFromFile(fresh.data));
       return toFile({ ...record, ...change(record) });
-    }, { ifMatch });
+    }, { expect: matchingVersion(ifMatch) });
     return stored!;
   }
 
@@ -88,7 +89,7 @@ export class ResourceRepository {
     const record = this.record(id);
     if (!record) throw resourceErrors.notFound(id);
     guard(record);
-    if (!(await this.collection.delete(id, { ifMatch }))) throw resourceErrors.notFound(id);
+    if (!(await this.collection.delete(id, { expect: matchingVersion(ifMatch) }))) throw resourceErrors.notFound(id);
     this.discovered.delete(id);
     this.changed();
   }

@@ -1,8 +1,8 @@
 /** TypeBox schemas of the resources group: stored file, request bodies, queries, responses (API.md §4.4). */
 import { Type, type Static } from '@sinclair/typebox';
 import { Service } from '../services/schemas.ts';
-import { ErrorResponses, IdParams, Paging, Slug } from '../shared-schemas.ts';
-import { CONFIG_SCHEMAS, ConfigFile, Nullable, type ConfigKind } from './config-schemas.ts';
+import { ErrorResponses, IdParams, NoBody, Paging, Slug } from '../../model/schemas.ts';
+import { CONFIG_SCHEMAS, ConfigFile, Nullable, type ConfigKind } from '../../model/resource-config.ts';
 
 const SourceKind = Type.Union([Type.Literal('pangolin'), Type.Literal('traefik')]);
 const Status = Type.Union([Type.Literal('active'), Type.Literal('disabled')]);
@@ -88,7 +88,8 @@ export const Resource = Type.Object({
   hosts: Type.Array(Type.String()),
   entrypoints: Type.Array(Type.String()),
   tls: Nullable(StoredTls),
-  priority: Nullable(Type.Integer({ description: 'upstream priority, exact: may exceed 2^53−1 (written digit for digit)' })),
+  // a BigInt above 2^53−1 is written digit for digit by the group's serializer (codecs.ts)
+  priority: Nullable(Type.Unsafe<number | bigint>(Type.Integer({ description: 'upstream priority, exact: may exceed 2^53−1 (written digit for digit)' }))),
   upstream_service: Type.String(),
   upstream_middlewares: Type.Array(Type.String()),
   middlewares: Type.Array(Assigned, { description: 'priority desc, then id' }),
@@ -115,7 +116,7 @@ export type ResourceListFilter = Static<typeof ResourceListQuery>;
 export const MiddlewareParams = Type.Object({ id: Slug, middlewareId: Slug });
 export const ExternalParams = Type.Object({ id: Slug, name: Type.String({ pattern: EXTERNAL_NAME_PATTERN, maxLength: 256 }) });
 
-const Empty = Type.Null({ description: 'no body' });
+const Empty = NoBody;
 const tags = ['resources'];
 const one = { 200: Resource, ...ErrorResponses };
 

@@ -3,10 +3,10 @@
  * write re-reads the resource under the collection lock, so the checks (disabled → 409, not
  * assigned → 404) see the same state as the write they guard.
  */
-import type { ResourceRecord } from '../datasource/discovery.ts';
+import type { ResourceRecord } from '../../model/upstream-routers.ts';
 import type { ServiceView } from '../services/schemas.ts';
 import { canonicalConfig, checkConfig, type ConfigContext } from './config-rules.ts';
-import type { ConfigBody, ConfigKind } from './config-schemas.ts';
+import type { ConfigBody, ConfigKind } from '../../model/resource-config.ts';
 import { outcomesFor, type EffectiveInputs } from './effective.ts';
 import { resourceErrors } from './errors.ts';
 import { assignmentPriority, sortAssigned, sortExternal, type Overrides } from './record.ts';

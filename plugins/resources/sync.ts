@@ -6,12 +6,12 @@
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { YamlStore } from '../../core/store/types.ts';
-import { discoveredServicesFrom, servicesFromPangolin, servicesFromTraefik } from '../datasource/discovered-services.ts';
-import { ownObjectMatcher, routersFromPangolin, routersFromTraefik, splitKey, type UpstreamRouter } from '../datasource/discovery.ts';
-import { parseLossless, stringifyCanonical } from '../datasource/lossless-json.ts';
-import type { DiscoveredService, UpstreamState } from '../datasource/state.ts';
-import { fetchPangolinConfig, fetchTraefikRouters, fetchTraefikServices } from '../datasource/upstream-client.ts';
-import type { ActiveDataSource as ActiveSource } from '../datasource/service.ts';
+import { discoveredServicesFrom, servicesFromPangolin, servicesFromTraefik } from '../../model/discovered-services.ts';
+import { ownObjectMatcher, routersFromPangolin, routersFromTraefik, splitKey, type UpstreamRouter } from '../../model/upstream-routers.ts';
+import { parseLossless, stringifyCanonical } from '../../model/lossless-json.ts';
+import type { DiscoveredService, UpstreamState } from '../../model/upstream-state.ts';
+import { fetchPangolinConfig, fetchTraefikRouters, fetchTraefikServices } from '../datasource/index.ts';
+import type { ActiveDataSource as ActiveSource } from '../datasource/index.ts';
 import { applyRouters, type ApplyResult } from './apply.ts';
 import { FailureStreak } from './failure-streak.ts';
 import type { ResourceRepository } from './repository.ts';

@@ -1,7 +1,7 @@
 /** Resources as the API shows them: the record plus computed fields and store metadata (API.md §4.4). */
-import type { Priority, ResourceRecord } from '../datasource/discovery.ts';
-import type { ResourceOutcome } from '../proxy-config/generate.ts';
-import type { ResourceConfig } from '../proxy-config/model.ts';
+import type { Priority, ResourceRecord } from '../../model/upstream-routers.ts';
+import type { ResourceOutcome } from '../../model/generate/generate.ts';
+import type { ResourceConfig } from '../../model/types.ts';
 import type { StoredObject } from '../../core/store/types.ts';
 import type { ResourceFileData } from './schemas.ts';
 

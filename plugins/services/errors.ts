@@ -1,6 +1,6 @@
 /** Errors of the services group, built on the core catalogue ids (API.md §2.4, §4.3). */
 import { AppError, errors, type ErrorDetail } from '../../core/errors/app-error.ts';
-import { referrerDetails } from '../shared-schemas.ts';
+import { referrerDetails } from '../../model/references.ts';
 
 export const serviceErrors = {
   notFound: (id: string) => errors.notFound(`service ${id} does not exist`),

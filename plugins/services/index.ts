@@ -3,17 +3,15 @@
  * registry) and `app.servicesView`, seeds templates, and serves /api/services in its own scope.
  */
 import path from 'node:path';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { GroupOptions } from '../../core/types.ts';
-import { DEFAULT_TEMPLATES_DIR, seedTemplates } from '../middlewares/templates.ts';
-import { DEFAULT_TRAEFIK_SCHEMA_PATH, TraefikSchema } from '../middlewares/traefik-schema.ts';
-import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag } from '../shared-schemas.ts';
+import { DEFAULT_TEMPLATES_DIR, seedTemplates } from '../middlewares/index.ts';
+import { DEFAULT_TRAEFIK_SCHEMA_PATH, TraefikSchema } from '../../model/traefik-schema.ts';
+import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag } from '../../model/http.ts';
 import { serviceErrors } from './errors.ts';
-import {
-  createSchema, deleteSchema, getSchema, listSchema, replaceSchema, ServiceCreate, ServiceFile,
-  type ServiceCreateBody, type ServiceData, type ServiceListFilter, type ServiceReplaceBody, type ServiceView,
-} from './schemas.ts';
+import { createSchema, deleteSchema, getSchema, listSchema, replaceSchema, ServiceCreate, ServiceFile, type ServiceData, type ServiceView } from './schemas.ts';
 import { ServiceManager, type ServiceTemplate } from './service.ts';
 
 export type { ServiceView } from './schemas.ts';
@@ -73,39 +71,40 @@ async function services(app: FastifyInstance, options: ServicesOptions): Promise
 }
 
 /** The HTTP routes, encapsulated so their hooks never leak. */
-async function routes(scope: FastifyInstance, { manager }: { manager: ServiceManager }): Promise<void> {
+async function routes(parent: FastifyInstance, { manager }: { manager: ServiceManager }): Promise<void> {
+  const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
   const auth = { auth: 'config' as const };
   const sendOne = (reply: FastifyReply, view: ServiceView, status = 200) => reply.code(status).header('etag', quoteEtag(view.etag)).send(view);
 
   scope.get('/api/services', { config: auth, schema: listSchema }, async (request, reply) => {
-    const query = request.query as ServiceListFilter;
+    const query = request.query;
     return paginate(request, reply, manager.list(query), query);
   });
 
   scope.post('/api/services', { config: auth, schema: createSchema }, async (request, reply) => {
-    const view = await manager.create(request.body as ServiceCreateBody);
+    const view = await manager.create(request.body);
     reply.header('location', `/api/services/${view.id}`);
     return sendOne(reply, view, 201);
   });
 
   scope.get('/api/services/:id', { config: auth, schema: getSchema }, async (request, reply) => {
-    const { id } = request.params as { id: string };
+    const { id } = request.params;
     const view = manager.get(id);
     if (!view) throw serviceErrors.notFound(id);
-    if (ifNoneMatchHits(request.headers['if-none-match'], view.etag)) return reply.code(304).header('etag', quoteEtag(view.etag)).send();
+    if (ifNoneMatchHits(request.headers['if-none-match'], view.etag)) return reply.header('etag', quoteEtag(view.etag)).code(304).send();
     return sendOne(reply, view);
   });
 
   scope.put('/api/services/:id', { config: auth, schema: replaceSchema }, async (request, reply) => {
-    const { id } = request.params as { id: string };
-    return sendOne(reply, await manager.replace(id, request.body as ServiceReplaceBody, ifMatchOf(request)));
+    const { id } = request.params;
+    return sendOne(reply, await manager.replace(id, request.body, ifMatchOf(request)));
   });
 
   scope.delete('/api/services/:id', { config: auth, schema: deleteSchema }, async (request, reply) => {
-    const { id } = request.params as { id: string };
+    const { id } = request.params;
     await manager.remove(id, { ifMatch: ifMatchOf(request) });
     return reply.code(204).send();
   });
 }
 
-export default fp(services, { name: 'services', dependencies: ['datasource'] });
+export default fp(services, { name: 'services', dependencies: ['datasource', 'middlewares'] });

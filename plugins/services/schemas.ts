@@ -1,9 +1,8 @@
 /** TypeBox schemas of the services group: stored file, request bodies, queries, responses (API.md §4.3). */
 import { Type, type Static } from '@sinclair/typebox';
-import { Description, ErrorResponses, IdParams, JsonObject, Paging, Slug } from '../shared-schemas.ts';
+import { Description, ErrorResponses, IdParams, JsonObject, NoBody, Paging, Slug } from '../../model/schemas.ts';
 
 export const SERVICE_TYPES = ['loadBalancer', 'weighted', 'mirroring', 'failover'] as const;
-export type ServiceType = (typeof SERVICE_TYPES)[number];
 export const PROTOCOLS = ['http', 'tcp', 'udp'] as const;
 export type Protocol = (typeof PROTOCOLS)[number];
 
@@ -69,7 +68,7 @@ export const ServiceListQuery = Type.Object({
 });
 export type ServiceListFilter = Static<typeof ServiceListQuery>;
 
-const Empty = Type.Null({ description: 'no body' });
+const Empty = NoBody;
 const tags = ['services'];
 
 export const listSchema = { tags, summary: 'List services (manual, template and discovered)', querystring: ServiceListQuery, response: { 200: Type.Array(Service), ...ErrorResponses } };

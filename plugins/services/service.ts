@@ -2,15 +2,18 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { AppError, errors, validationError, type ErrorDetail } from '../../core/errors/app-error.ts';
-import { ifMatchAccepts, SLUG } from '../../core/store/index.ts';
+import { SLUG } from '../../core/ids.ts';
 import type { Collection, StoredObject } from '../../core/store/types.ts';
-import type { DiscoveredService, UpstreamState } from '../datasource/state.ts';
-import type { TraefikSchema } from '../middlewares/traefik-schema.ts';
-import { checkName, ReferenceRegistry, slugify, type ReferenceSource } from '../shared-schemas.ts';
+import type { DiscoveredService, UpstreamState } from '../../model/upstream-state.ts';
+import type { TraefikSchema } from '../../model/traefik-schema.ts';
+import { checkName, uniqueSlug } from '../../model/ids.ts';
+import { ReferenceRegistry, type ReferenceSource } from '../../model/references.ts';
 import { serviceErrors } from './errors.ts';
 import type { Protocol, ServiceCreateBody, ServiceData, ServiceListFilter, ServiceReplaceBody, ServiceView } from './schemas.ts';
 import { checkServiceConfig, definitionOf, serviceReferences, type ServiceContext, type Target } from './validate.ts';
 import { discoveredView, storedView } from './views.ts';
+import { ifMatchAccepts, matchingVersion } from '../../model/http.ts';
+import { isStoreError } from '../../core/store/index.ts';
 
 export interface ServiceManagerOptions {
   schema: TraefikSchema;
@@ -84,7 +87,7 @@ export class ServiceManager {
     return this.serial(async () => {
       const name = checkName(body.name);
       const protocol = body.protocol ?? 'http';
-      const id = body.id ?? slugify(name, 'service', (c) => this.collection.has(c) || this.discovered().has(c) || this.upstreamKey(c));
+      const id = body.id ?? uniqueSlug(name, 'service', (c) => this.collection.has(c) || this.discovered().has(c) || this.upstreamKey(c));
       this.assertConfig(id, protocol, body.type, body.config);
       if (body.id !== undefined && this.collection.has(id)) throw serviceErrors.idTaken(id);
       if (this.discovered().has(id)) throw serviceErrors.discoveredId(id);
@@ -110,7 +113,7 @@ export class ServiceManager {
       const stored = await this.collection.update(id, (fresh) => {
         if (!fresh) throw serviceErrors.notFound(id);
         return { name, type: body.type, protocol, config: body.config, description: body.description ?? '', source: fresh.data.source ?? 'manual' };
-      }, { ifMatch });
+      }, { expect: matchingVersion(ifMatch) });
       return this.storedView(stored!, this.referencing(id));
     });
   }
@@ -121,7 +124,7 @@ export class ServiceManager {
       if (!ifMatchAccepts(options.ifMatch, current.etag)) throw errors.preconditionFailed();
       const users = this.usedBy(id);
       if (users.length > 0) throw serviceErrors.inUse(id, users);
-      await this.collection.delete(id, { ifMatch: options.ifMatch });
+      await this.collection.delete(id, { expect: matchingVersion(options.ifMatch) });
     });
   }
 
@@ -132,7 +135,7 @@ export class ServiceManager {
       await this.create(template, 'template');
       return 'created';
     } catch (err) {
-      if (err instanceof AppError && err.statusCode === 409) return 'skipped'; // taken meanwhile, or an upstream key
+      if ((err instanceof AppError && err.statusCode === 409) || isStoreError(err, 'already_exists')) return 'skipped'; // taken meanwhile, or an upstream key
       throw err;
     }
   }

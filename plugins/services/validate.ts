@@ -3,8 +3,8 @@
  * the Traefik `<protocol><Type>Service` definition, references to other services and cycles.
  */
 import type { ErrorDetail } from '../../core/errors/app-error.ts';
-import type { TraefikSchema } from '../middlewares/traefik-schema.ts';
-import type { ConfigOutcome } from '../middlewares/validate.ts';
+import type { TraefikSchema } from '../../model/traefik-schema.ts';
+import type { ConfigOutcome } from '../middlewares/index.ts';
 
 /** What a reference target looks like; `unread` is a file on disk not yet taken in (hand edits). */
 export type Target = { protocol: string; refs: string[] } | 'unread' | undefined;

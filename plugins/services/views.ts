@@ -1,8 +1,8 @@
 /** Services as the API shows them: stored (manual/template) and discovered ones (API.md §4.3). */
 import { hashOf } from '../../core/store/atomic-write.ts';
 import type { StoredObject } from '../../core/store/types.ts';
-import { stringifyCanonical } from '../datasource/lossless-json.ts';
-import type { DiscoveredService } from '../datasource/state.ts';
+import { stringifyCanonical } from '../../model/lossless-json.ts';
+import type { DiscoveredService } from '../../model/upstream-state.ts';
 import type { ServiceData, ServiceView } from './schemas.ts';
 
 /** View of a stored service; `usedBy` and `warnings` are computed by the caller. */

@@ -1,11 +1,18 @@
 /** GET /api/system/plugins: the third-party plugins and what became of them (API.md §4.16, §6). */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import { ErrorBody } from '../shared-schemas.ts';
+import { ErrorBody } from '../../model/schemas.ts';
 import { ExtPluginList } from './schemas.ts';
 
 async function system(app: FastifyInstance): Promise<void> {
-  app.get('/api/system/plugins', {
+  await app.register(routes);
+}
+
+/** The HTTP routes, in their own scope. */
+async function routes(parent: FastifyInstance): Promise<void> {
+  const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
+  scope.get('/api/system/plugins', {
     config: { auth: 'operations' },
     schema: {
       tags: ['system'],
@@ -14,7 +21,7 @@ async function system(app: FastifyInstance): Promise<void> {
     },
   }, async (_request, reply) => {
     // The loader registers after the built-in groups, so its decorator is looked up per request.
-    const registry = app.hasDecorator('extPlugins') ? app.extPlugins : undefined;
+    const registry = scope.hasDecorator('extPlugins') ? scope.extPlugins : undefined;
     reply.header('x-app-generation', String(registry?.generation ?? 0));
     return registry?.list() ?? [];
   });

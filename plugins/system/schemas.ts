@@ -1,5 +1,5 @@
 /** Schemas of GET /api/system/plugins (API.md §4.16, §6). */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -17,4 +17,3 @@ export const ExtPlugin = Type.Object({
 
 export const ExtPluginList = Type.Array(ExtPlugin);
 
-export type ExtPluginBody = Static<typeof ExtPlugin>;

@@ -4,7 +4,7 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { list as listTar } from 'tar';
 import { assertClientError, backupFiles, buildBackupApp, call, middleware, sha256 } from './support.ts';
-import { readManifestHead } from '../../plugins/backups/archive-read.ts';
+import { readManifestHead } from '../../plugins/backup/archive-read.ts';
 
 const ID = /^backup-\d{8}T\d{6}Z(-[a-z0-9-]{1,40})?$/;
 

@@ -124,7 +124,7 @@ test('include_extra writes back only the extra files whose path is still in back
 
   const withBoth = await buildBackupApp(t, { root: first.root, backup: { include: [kept, dropped, gone] } });
   const backup = (await call(withBoth.app, { method: 'POST', url: '/api/backup/create' })).body;
-  const manifest = (await import('../../plugins/backups/archive-read.ts')).readManifestHead(path.join(withBoth.backupDir, backup.file));
+  const manifest = (await import('../../plugins/backup/archive-read.ts')).readManifestHead(path.join(withBoth.backupDir, backup.file));
   t.deepEqual((await manifest)?.extra, [
     { path: 'extra/1-traefik.yml', original_path: kept },
     { path: 'extra/2-compose.yml', original_path: dropped },

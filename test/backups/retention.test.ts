@@ -1,6 +1,6 @@
 import test from 'ava';
-import { selectExpired } from '../../plugins/backups/retention.ts';
-import { parseInterval, startSchedule, type ScheduleClock } from '../../plugins/backups/schedule.ts';
+import { selectExpired } from '../../plugins/backup/retention.ts';
+import { parseInterval, startSchedule, type ScheduleClock } from '../../plugins/backup/schedule.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { backupFiles, buildBackupApp, call } from './support.ts';
 

@@ -7,12 +7,12 @@ import { pipeline } from 'node:stream/promises';
 import type { ExecutionContext } from 'ava';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { entryPack } from '../../plugins/backups/archive-write.ts';
+import { entryPack } from '../../plugins/backup/archive-write.ts';
 import { build, tempDir, type BuildTestOptions } from '../helpers/build.ts';
 import { startFakeUpstream } from '../helpers/fake-upstream.ts';
 import { writeSources } from '../resources/support.ts';
 import { builtinGroups } from '../../plugins/index.ts';
-import backupsPlugin, { type BackupsOptions } from '../../plugins/backups/index.ts';
+import backupsPlugin, { type BackupsOptions } from '../../plugins/backup/index.ts';
 import type { GroupOptions } from '../../core/types.ts';
 
 export { assertClientError, call, snapshot } from '../middlewares/support.ts';
@@ -48,8 +48,8 @@ export async function buildBackupApp(t: ExecutionContext, options: BuildTestOpti
     datasources = { datasources: { pangolin_url: fake.pangolinUrl, traefik_url: fake.url, active: 'pangolin' } };
   }
   const groups = backupOptions
-    ? builtinGroups.map((group) => (group.name !== 'backups' ? group : {
-      name: 'backups',
+    ? builtinGroups.map((group) => (group.name !== 'backup' ? group : {
+      name: 'backup',
       // same plugin, same name and dependencies: only the options differ
       plugin: fp(async (app: FastifyInstance, opts: GroupOptions) => app.register(backupsPlugin, { ...opts, ...backupOptions }), { name: 'backups-test' }),
     }))

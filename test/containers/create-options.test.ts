@@ -1,8 +1,8 @@
 /** The create request of a replacement container: the old settings, minus what came from the old image. */
 import test from 'ava';
 import type Docker from 'dockerode';
-import { hasHealthcheck, networkTargetOf, recreateRequest } from '../../plugins/containers/update/create-options.ts';
-import { registryOf } from '../../plugins/containers/update/docker-ops.ts';
+import { hasHealthcheck, networkTargetOf, recreateRequest } from '../../plugins/container/update/create-options.ts';
+import { registryOf } from '../../plugins/container/update/docker-ops.ts';
 
 const ID = 'a1b2c3d4e5f6' + '0'.repeat(52);
 

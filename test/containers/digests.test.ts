@@ -1,6 +1,6 @@
 /** Which RepoDigests entry belongs to an image reference (the update check's current_digest). */
 import test from 'ava';
-import { currentDigest, pinnedDigest, repositoryOf } from '../../plugins/containers/digests.ts';
+import { currentDigest, pinnedDigest, repositoryOf } from '../../plugins/container/digests.ts';
 
 const A = `sha256:${'a'.repeat(64)}`;
 const B = `sha256:${'b'.repeat(64)}`;

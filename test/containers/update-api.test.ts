@@ -9,7 +9,7 @@ import { createContainer } from './support.ts';
 import { buildAndPush, publishNewer } from './registry.ts';
 import { createService, engineAndRegistryTests, finished, stepOf, updateApp, type Job } from './update-support.ts';
 
-const { test, updateTest } = engineAndRegistryTests('container update API tests');
+const { updateTest } = engineAndRegistryTests('container update API tests');
 
 updateTest('backup: true takes a pre-update backup listed in /api/backup/list; an image already the newest is not recreated', async (t) => {
   const engine = t.context.engine!;

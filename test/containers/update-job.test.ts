@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream';
 import { buildAndPush, publishNewer, startRegistry } from './registry.ts';
 import { containerNames, createService, engineAndRegistryTests, finished, stepOf, updateApp, type Job } from './update-support.ts';
 
-const { test, updateTest } = engineAndRegistryTests('container update tests');
+const { updateTest } = engineAndRegistryTests('container update tests');
 
 updateTest('update v1 → v2: new image and container, old one gone, labels, restart policy, network mode and a namespace dependant kept; the update check turns from true to false', async (t) => {
   const engine = t.context.engine!;

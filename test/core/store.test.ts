@@ -7,8 +7,9 @@ import { parse } from 'yaml';
 import { tempDir } from '../helpers/build.ts';
 import { ItemSchema, type Item, memoryLogger, openTestStore } from '../helpers/store.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { openStore } from '../../core/store/index.ts';
-import { AppError } from '../../core/errors/app-error.ts';
+import { openStore, StoreError } from '../../core/store/index.ts';
+import { toAppError } from '../../core/errors/handler.ts';
+import { matchingVersion } from '../../model/http.ts';
 
 const run = promisify(execFile);
 const fixtures = path.join(import.meta.dirname, '..', 'fixtures');
@@ -154,21 +155,23 @@ test('API writes keep comments and key order, and are not re-read as hand edits'
   t.deepEqual(sources, ['api']);
 });
 
-test('If-Match mismatch gives 412 and writes nothing; create of a taken id gives 409', async (t) => {
+test('a version mismatch, a taken id and a bad id are store errors that write nothing; the error handler answers 412, 409 and 422', async (t) => {
   const dir = await tempDir(t);
   const store = await openTestStore(t, dir);
   const items = await store.collection<Item>({ name: 'items', schema: ItemSchema });
   const created = await items.create('one', { name: 'One', value: 1 });
   const before = await readFile(path.join(dir, 'items', 'one.yaml'), 'utf8');
-  const stale = await t.throwsAsync(items.put('one', { name: 'One', value: 2 }, { ifMatch: '"0000"' }), { instanceOf: AppError });
-  t.is(stale?.id, 'precondition_failed');
+  const stale = await t.throwsAsync(items.put('one', { name: 'One', value: 2 }, { expect: matchingVersion('"0000"') }), { instanceOf: StoreError });
+  t.is(stale?.kind, 'version_conflict');
+  t.like(toAppError(stale!, 1024), { statusCode: 412, id: 'precondition_failed' });
   t.is(await readFile(path.join(dir, 'items', 'one.yaml'), 'utf8'), before);
-  await items.put('one', { name: 'One', value: 3 }, { ifMatch: `W/"${created.etag}"` });
+  await items.put('one', { name: 'One', value: 3 }, { expect: matchingVersion(`W/"${created.etag}"`) });
   t.is(items.get('one')?.data.value, 3);
-  const taken = await t.throwsAsync(items.create('one', { name: 'One', value: 4 }), { instanceOf: AppError });
-  t.is(taken?.id, 'already_exists');
-  const badId = await t.throwsAsync(items.create('../escape', { name: 'x', value: 1 }), { instanceOf: AppError });
-  t.is(badId?.statusCode, 422);
+  const taken = await t.throwsAsync(items.create('one', { name: 'One', value: 4 }), { instanceOf: StoreError });
+  t.is(taken?.kind, 'already_exists');
+  t.like(toAppError(taken!, 1024), { statusCode: 409, id: 'already_exists' });
+  const badId = await t.throwsAsync(items.create('../escape', { name: 'x', value: 1 }), { instanceOf: StoreError });
+  t.like(toAppError(badId!, 1024), { statusCode: 422, id: 'validation_failed' });
 });
 
 test('the ETag is the first 32 hex digits of the SHA-256 of the file bytes', async (t) => {

@@ -1,20 +1,11 @@
 import anyTest, { type TestFn } from 'ava';
 import { readFileSync } from 'node:fs';
-import { discoveredServicesFrom, servicesFromPangolin, servicesFromTraefik } from '../../plugins/datasource/discovered-services.ts';
-import {
-  exactPriority,
-  hostsOf,
-  ownObjectMatcher,
-  reconcile,
-  routersFromPangolin,
-  routersFromTraefik,
-  slugify,
-  type ReconcileOptions,
-  type ResourceRecord,
-  type UpstreamRouter,
-} from '../../plugins/datasource/discovery.ts';
+import { discoveredServicesFrom, servicesFromPangolin, servicesFromTraefik } from '../../model/discovered-services.ts';
+import { exactPriority, hostsOf, ownObjectMatcher, routersFromPangolin, routersFromTraefik, type ResourceRecord, type UpstreamRouter } from '../../model/upstream-routers.ts';
+import { reconcile, type ReconcileOptions } from '../../plugins/resources/discovery.ts';
+import { slugify } from '../../model/ids.ts';
 import { fetchPangolinConfig, fetchTraefikRouters, fetchTraefikServices, type UpstreamSource } from '../../plugins/datasource/upstream-client.ts';
-import { defaultResourceConfig } from '../../plugins/proxy-config/model.ts';
+import { defaultResourceConfig } from '../../model/types.ts';
 import { startFakeUpstream, type FakeUpstream, type PangolinFile } from '../helpers/fake-upstream.ts';
 import { fixture } from '../helpers/shared.ts';
 

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { parseLossless, stringifyCanonical } from '../../plugins/datasource/lossless-json.ts';
+import { parseLossless, stringifyCanonical } from '../../model/lossless-json.ts';
 
 test('integers above 2^53−1 survive a parse/stringify round trip digit for digit', (t) => {
   const text = '{"priority":9223372036854775807,"small":42,"neg":-9223372036854775808,"f":1.5}';

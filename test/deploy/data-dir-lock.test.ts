@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { lockDataDir, LOCK_NAME, OWNER_NAME, STALE_MS } from '../../core/data-dir-lock.ts';
 import { StartupError } from '../../core/startup-checks.ts';
-import { readManifestHead } from '../../plugins/backups/archive-read.ts';
+import { readManifestHead } from '../../plugins/backup/archive-read.ts';
 import { tempDir } from '../helpers/build.ts';
 import { buildBackupApp, call } from '../backups/support.ts';
 

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import type { TestFn } from 'ava';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { parseLossless, stringifyCanonical } from '../../plugins/datasource/lossless-json.ts';
+import { parseLossless, stringifyCanonical } from '../../model/lossless-json.ts';
 import { fixture } from './shared.ts';
 
 export type Fault = null | '500' | '502' | '404' | 'timeout' | 'reset' | 'malformed' | 'empty' | 'array' | 'object';

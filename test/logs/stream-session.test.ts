@@ -6,7 +6,7 @@
 import test from 'ava';
 import { PassThrough } from 'node:stream';
 import { LogStreamSession, type LogSocket } from '../../plugins/logs/stream-session.ts';
-import type { DockerClient } from '../../plugins/containers/docker-client.ts';
+import type { DockerClient } from '../../plugins/container/docker-client.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const ts = (i: number) => `2030-01-01T00:00:${String(Math.floor(i / 1000)).padStart(2, '0')}.${String(i % 1000).padStart(3, '0')}000000Z`;

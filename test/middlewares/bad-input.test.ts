@@ -1,5 +1,5 @@
 import test from 'ava';
-import { TraefikSchema } from '../../plugins/middlewares/traefik-schema.ts';
+import { TraefikSchema } from '../../model/traefik-schema.ts';
 import { assertClientError, buildApp, call, snapshot } from './support.ts';
 
 const valid = { name: 'Auth', type: 'forwardAuth', config: { address: 'http://auth:9091' } };

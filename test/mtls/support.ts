@@ -64,7 +64,7 @@ export function forwardedHeader(...pems: string[]): string {
 export async function mtlsFiles(dataDir: string): Promise<Record<string, { bytes: string; mode: number; mtimeMs: number }>> {
   const out: Record<string, { bytes: string; mode: number; mtimeMs: number }> = {};
   const walk = async (dir: string) => {
-    let names: string[] = [];
+    let names: string[];
     try {
       names = await readdir(dir);
     } catch {

@@ -7,6 +7,7 @@ import authPlugin from '../../core/auth/index.ts';
 import { installErrorHandling } from '../../core/errors/handler.ts';
 import pluginLoader from '../../core/plugin-loader/index.ts';
 import { openStore } from '../../core/store/index.ts';
+import { builtinGroups } from '../../plugins/index.ts';
 import { build, tempDir, testConfig } from '../helpers/build.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -67,7 +68,7 @@ export async function buildLoaderOnly(t: ExecutionContext, options: PluginAppOpt
   app.decorate('store', store);
   app.addHook('onClose', async () => store.close());
   await app.register(authPlugin);
-  await app.register(pluginLoader, { config, generation: 1, registerTimeoutMs: options.registerTimeoutMs });
+  await app.register(pluginLoader, { config, builtinGroups: builtinGroups.map((group) => group.name), generation: 1, registerTimeoutMs: options.registerTimeoutMs });
   t.teardown(() => app.close());
   await app.ready();
   return app;

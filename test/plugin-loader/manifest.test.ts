@@ -1,12 +1,16 @@
 /** Manifest and prefix rules of API.md §6, unit level. */
 import test from 'ava';
 import { checkManifest } from '../../core/plugin-loader/manifest.ts';
-import { prefixesOverlap, prefixProblem } from '../../core/plugin-loader/prefixes.ts';
+import { prefixesOverlap, prefixProblem as prefixProblemIn, reservedNames } from '../../core/plugin-loader/prefixes.ts';
+import { builtinGroups } from '../../plugins/index.ts';
+
+const reserved = reservedNames(builtinGroups.map((group) => group.name));
+const prefixProblem = (prefix: string) => prefixProblemIn(prefix, reserved);
 
 const base = { name: 'hello', version: '1.0.0', api_version: '^1.0.0', entry: 'index.mjs' };
 
 test('a complete manifest passes', (t) => {
-  t.is(checkManifest({ ...base, dependencies: ['health', 'other'], prefix: '/api/tools/hello', description: 'x' }), undefined);
+  t.is(checkManifest({ ...base, dependencies: ['health', 'other'], prefix: '/api/tools/hello', description: 'x' }, reserved), undefined);
 });
 
 test('manifest rules name the field that breaks them', (t) => {
@@ -21,7 +25,7 @@ test('manifest rules name the field that breaks them', (t) => {
     [{ dependencies: ['Bad Name'] }, /dependency "Bad Name" is not a valid name/],
     [{ prefix: '/ext/hello' }, /must start with \/api\//],
   ];
-  for (const [change, message] of cases) t.regex(checkManifest({ ...base, ...change }) ?? '', message, JSON.stringify(change));
+  for (const [change, message] of cases) t.regex(checkManifest({ ...base, ...change }, reserved) ?? '', message, JSON.stringify(change));
 });
 
 test('prefixes must be well-formed and stay out of built-in prefixes', (t) => {

@@ -4,6 +4,8 @@ import type { Candidate } from '../../core/plugin-loader/discover.ts';
 import type { Manifest } from '../../core/plugin-loader/manifest.ts';
 import { planPlugins } from '../../core/plugin-loader/plan.ts';
 import { createConfigValidator } from '../../core/plugin-loader/plugin-config.ts';
+import { reservedNames } from '../../core/plugin-loader/prefixes.ts';
+import { builtinGroups } from '../../plugins/index.ts';
 import { buildWithPlugins, pluginReports } from './helpers.ts';
 
 test('a plugin present but not enabled is disabled and its prefix answers 404', async (t) => {
@@ -87,7 +89,7 @@ function candidate(name: string, extra: Partial<Manifest> = {}, dir = name): Can
 }
 
 function plan(candidates: Candidate[], enabled = ['*']) {
-  return planPlugins({ candidates, enabled, sections: {}, hasBuiltin: (name) => name === 'health', validateConfig: createConfigValidator() });
+  return planPlugins({ candidates, enabled, sections: {}, reserved: reservedNames(builtinGroups.map((group) => group.name)), hasBuiltin: (name) => name === 'health', validateConfig: createConfigValidator() });
 }
 
 test('plugins load after their dependencies, whatever their names', (t) => {

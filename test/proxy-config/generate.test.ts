@@ -1,9 +1,9 @@
 import test from 'ava';
 import { readFileSync } from 'node:fs';
-import { parseLossless, stringifyCanonical } from '../../plugins/datasource/lossless-json.ts';
-import { generateConfig } from '../../plugins/proxy-config/generate.ts';
+import { parseLossless, stringifyCanonical } from '../../model/lossless-json.ts';
+import { generateConfig } from '../../model/generate/generate.ts';
 import { serializeJson, serializeYaml, etagOf } from '../../plugins/proxy-config/serialize.ts';
-import type { Middleware, Service } from '../../plugins/proxy-config/model.ts';
+import type { Middleware, Service } from '../../model/types.ts';
 import { fixture } from '../helpers/shared.ts';
 import {
   WORKED_UPSTREAM, appV2, authelia, entry, loadFixture, pangolinInput, rateLimit, resource, router, schemaWarnings, workedResource,

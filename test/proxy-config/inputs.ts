@@ -3,10 +3,10 @@
  */
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
-import { parseLossless } from '../../plugins/datasource/lossless-json.ts';
-import { defaultMiddlewareConfig, defaultResourceConfig } from '../../plugins/proxy-config/model.ts';
-import type { Middleware, MtlsState, Resource, ResourceConfig, Service } from '../../plugins/proxy-config/model.ts';
-import { generateConfig, type GenerationInput, type GenerationResult } from '../../plugins/proxy-config/generate.ts';
+import { parseLossless } from '../../model/lossless-json.ts';
+import { defaultMiddlewareConfig, defaultResourceConfig } from '../../model/types.ts';
+import type { Middleware, MtlsState, Resource, ResourceConfig, Service } from '../../model/types.ts';
+import { generateConfig, type GenerationInput, type GenerationResult } from '../../model/generate/generate.ts';
 import { createSchemaChecker } from '../../plugins/proxy-config/schema-check.ts';
 import { SHARED, fixture } from '../helpers/shared.ts';
 

@@ -4,9 +4,9 @@
  * generating from scratch, and unchanged resources reuse their router objects.
  */
 import test from 'ava';
-import { generateConfig, type GenerationInput, type GenerationResult } from '../../plugins/proxy-config/generate.ts';
-import { PatchMemo } from '../../plugins/proxy-config/generate-memo.ts';
-import type { Resource } from '../../plugins/proxy-config/model.ts';
+import { generateConfig, type GenerationInput, type GenerationResult } from '../../model/generate/generate.ts';
+import { PatchMemo } from '../../model/generate/generate-memo.ts';
+import type { Resource } from '../../model/types.ts';
 import { FragmentCache, serializeJson } from '../../plugins/proxy-config/serialize.ts';
 import { appV2, authelia, fixtureResource, loadFixture, mtlsState, pangolinInput, rateLimit, resource, router } from './inputs.ts';
 

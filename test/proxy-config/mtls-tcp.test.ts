@@ -1,5 +1,5 @@
 import test from 'ava';
-import type { Resource, Service } from '../../plugins/proxy-config/model.ts';
+import type { Resource, Service } from '../../model/types.ts';
 import {
   appV2, entry, fixtureResource, generatePangolin, mtlsState, resource, router, schemaWarnings, type Config, type ConfigPatch,
 } from './inputs.ts';

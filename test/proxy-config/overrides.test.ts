@@ -1,5 +1,5 @@
 import test from 'ava';
-import type { Middleware, Resource } from '../../plugins/proxy-config/model.ts';
+import type { Middleware, Resource } from '../../model/types.ts';
 import {
   appV2, authelia, entry, fixtureResource, generatePangolin, rateLimit, resource, router, schemaWarnings, type ConfigPatch,
 } from './inputs.ts';

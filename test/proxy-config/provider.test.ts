@@ -1,7 +1,7 @@
 import test from 'ava';
-import { parseLossless } from '../../plugins/datasource/lossless-json.ts';
+import { parseLossless } from '../../model/lossless-json.ts';
 import { ConfigProvider } from '../../plugins/proxy-config/service.ts';
-import type { GenerationInput } from '../../plugins/proxy-config/generate.ts';
+import type { GenerationInput } from '../../model/generate/generate.ts';
 import { appV2, authelia, pangolinInput, rateLimit, workedResource, WORKED_UPSTREAM } from './inputs.ts';
 
 const quiet = { info: () => undefined, debug: () => undefined, error: () => undefined };

@@ -11,7 +11,7 @@ import { build, tempDir } from '../helpers/build.ts';
 import { startFakeUpstream } from '../helpers/fake-upstream.ts';
 import { harness, writeSources, NEXTCLOUD, JELLYFIN } from '../resources/support.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { parseLossless } from '../../plugins/datasource/lossless-json.ts';
+import { parseLossless } from '../../model/lossless-json.ts';
 
 const schema = JSON.parse(readFileSync(path.join(SHARED, 'schemas', 'traefik-v3-file-provider.json'), 'utf8'));
 const validate = new Ajv({ allErrors: true }).compile(schema);

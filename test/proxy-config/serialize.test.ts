@@ -2,7 +2,7 @@ import test from 'ava';
 import { createHash } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import { etagOf, FragmentCache, serializeJson, serializeYaml } from '../../plugins/proxy-config/serialize.ts';
-import { generateConfig, type GenerationInput } from '../../plugins/proxy-config/generate.ts';
+import { generateConfig, type GenerationInput } from '../../model/generate/generate.ts';
 import { appV2, authelia, fixtureResource, type FixtureRouter, loadFixture, pangolinInput, rateLimit, SCHEMA_PATH, schemaWarnings } from './inputs.ts';
 import { createSchemaChecker } from '../../plugins/proxy-config/schema-check.ts';
 

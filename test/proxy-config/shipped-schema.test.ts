@@ -2,7 +2,7 @@ import test from 'ava';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { SHARED } from '../helpers/shared.ts';
-import { DEFAULT_TRAEFIK_SCHEMA_PATH } from '../../plugins/middlewares/traefik-schema.ts';
+import { DEFAULT_TRAEFIK_SCHEMA_PATH } from '../../model/traefik-schema.ts';
 
 test('the Traefik schema shipped in config/schemas is the one of the shared contract', (t) => {
   const shipped = readFileSync(DEFAULT_TRAEFIK_SCHEMA_PATH);

@@ -1,15 +1,15 @@
 /** Template services are offered, not deployed: emitted only once a resource or an emitted service uses them. */
 import test from 'ava';
 import type { FastifyInstance } from 'fastify';
-import { servicesToEmit } from '../../plugins/proxy-config/services-in-use.ts';
-import type { Resource, Service } from '../../plugins/proxy-config/model.ts';
+import { servicesToEmit } from '../../model/generate/services-in-use.ts';
+import type { Resource, Service } from '../../model/types.ts';
 import { harness, NEXTCLOUD } from '../resources/support.ts';
 
 const service = (id: string, source: 'manual' | 'template', type = 'loadBalancer', config: Record<string, unknown> = { servers: [{ url: `http://${id}:80` }] }): Service =>
   ({ id, name: id, type, protocol: 'http', config, source });
 const resource = (id: string, serviceId: string | null, tcpServiceId: string | null = null) =>
   ({ id, service_id: serviceId, config: { tcp: { enabled: tcpServiceId !== null, entrypoints: ['tcp'], sni_rule: null, service_id: tcpServiceId } } }) as unknown as Resource;
-const ids = (list: Service[]) => list.map((s) => s.id).sort();
+const ids = (list: readonly Service[]) => list.map((s) => s.id).sort();
 
 test('unused template services are left out; manual ones always emitted', (t) => {
   const services = [service('mine', 'manual'), service('example-app', 'template'), service('example-db', 'template')];

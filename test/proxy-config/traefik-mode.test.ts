@@ -1,8 +1,8 @@
 import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { fixture } from '../helpers/shared.ts';
-import { generateConfig, type GenerationInput } from '../../plugins/proxy-config/generate.ts';
-import type { Resource } from '../../plugins/proxy-config/model.ts';
+import { generateConfig, type GenerationInput } from '../../model/generate/generate.ts';
+import type { Resource } from '../../model/types.ts';
 import { serializeJson, serializeYaml } from '../../plugins/proxy-config/serialize.ts';
 import { authelia, entry, loadFixture, mtlsState, resource, router, schemaWarnings } from './inputs.ts';
 

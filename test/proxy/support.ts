@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { ExecutionContext } from 'ava';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { parse, stringify } from 'lossless-json';
-import { parseLossless } from '../../plugins/datasource/lossless-json.ts';
+import { parseLossless } from '../../model/lossless-json.ts';
 import { build, type BuildTestOptions } from '../helpers/build.ts';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { fixture } from '../helpers/shared.ts';

@@ -161,7 +161,7 @@ test.serial('external middlewares: upsert by name, listed by priority then name,
   let r = await call(app, { method: 'POST', url, payload: { name: 'crowdsec@file', priority: 150 } });
   t.is(r.status, 200);
   t.deepEqual(r.body.external_middlewares, [{ name: 'crowdsec@file', priority: 150, provider: null }]);
-  r = await call(app, { method: 'POST', url, payload: { name: 'geoblock', provider: 'file' } });
+  await call(app, { method: 'POST', url, payload: { name: 'geoblock', provider: 'file' } });
   r = await call(app, { method: 'POST', url, payload: { name: 'auth', priority: 100, provider: 'docker' } });
   t.deepEqual(r.body.effective_middlewares, ['crowdsec@file', 'auth@docker', 'geoblock@file', 'badger']);
   t.deepEqual((await call(app, { url })).body, [

@@ -79,7 +79,7 @@ export function assertClientError(t: ExecutionContext, response: { status: numbe
 export async function resourceFiles(dataDir: string): Promise<Record<string, { text: string; mtimeMs: number }>> {
   const dir = path.join(dataDir, 'resources');
   const out: Record<string, { text: string; mtimeMs: number }> = {};
-  let names: string[] = [];
+  let names: string[];
   try {
     names = await readdir(dir);
   } catch {

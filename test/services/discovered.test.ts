@@ -1,5 +1,5 @@
 import test from 'ava';
-import type { DiscoveredService } from '../../plugins/datasource/state.ts';
+import type { DiscoveredService } from '../../model/upstream-state.ts';
 import { assertClientError, buildApp, call, fakeReferences, snapshot } from '../middlewares/support.ts';
 
 const discovered: DiscoveredService[] = [

@@ -1,0 +1,110 @@
+/**
+ * Strict validation of Traefik objects (`config` of middlewares and services) against one
+ * definition of the Traefik v3 file-provider JSON Schema (API.md §4.2, §4.3; TESTING.md "Ajv").
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { PROJECT_ROOT } from '../core/config/load.ts';
+import type { ErrorDetail } from '../core/errors/app-error.ts';
+import { numberProblems } from './traefik-numbers.ts';
+
+/** Shipped with the server (config/schemas/SOURCE.md): validation must not depend on test material. */
+export const DEFAULT_TRAEFIK_SCHEMA_PATH = path.resolve(PROJECT_ROOT, 'config', 'schemas', 'traefik-v3-file-provider.json');
+
+/** Outcome of a check: hard errors, and unknown keys (errors unless unknown fields are allowed). */
+export interface TraefikCheck {
+  errors: ErrorDetail[];
+  unknown: ErrorDetail[];
+}
+
+const BRANCH = /\/oneOf\/[0-9]+\/type$/;
+
+/** Loads the schema once; compiles each definition on first use. */
+export class TraefikSchema {
+  private readonly ajv: Ajv;
+  private readonly id: string;
+  private readonly definitions: Set<string>;
+  private readonly compiled = new Map<string, ValidateFunction>();
+
+  /** Throws a clear error when the file is missing or not a JSON Schema (startup must fail). */
+  constructor(readonly file: string = DEFAULT_TRAEFIK_SCHEMA_PATH) {
+    if (!existsSync(file)) throw new Error(`Traefik JSON Schema not found at ${file}: it is needed to validate middleware and service configs`);
+    let schema: { $id?: string; definitions?: Record<string, unknown> };
+    try {
+      schema = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (err) {
+      throw new Error(`Traefik JSON Schema at ${file} cannot be read: ${(err as Error).message}`, { cause: err });
+    }
+    if (!schema.definitions || typeof schema.definitions !== 'object') throw new Error(`Traefik JSON Schema at ${file} has no definitions`);
+    this.id = schema.$id ?? 'traefik-v3-file-provider.json';
+    this.definitions = new Set(Object.keys(schema.definitions));
+    // draft-07, Ajv's default dialect: no options beyond allErrors are needed (TESTING.md)
+    this.ajv = new Ajv({ allErrors: true });
+    this.ajv.addSchema({ ...schema, $id: this.id });
+  }
+
+  has(definition: string): boolean {
+    return this.definitions.has(definition);
+  }
+
+  /** Validates `value` against `definition`; pointers are prefixed with `prefix` (e.g. `/config`). */
+  check(definition: string, value: unknown, prefix: string, label: string): TraefikCheck {
+    const validate = this.validator(definition);
+    const numbers = numberProblems(value, prefix);
+    if (validate(value)) return { errors: numbers, unknown: [] };
+    const summary = summarise(validate.errors ?? [], prefix, label);
+    for (const problem of numbers) if (!summary.errors.some((e) => e.path === problem.path)) summary.errors.push(problem);
+    return summary;
+  }
+
+  private validator(definition: string): ValidateFunction {
+    let validate = this.compiled.get(definition);
+    if (!validate) {
+      if (!this.definitions.has(definition)) throw new Error(`Traefik JSON Schema has no definition ${definition}`);
+      validate = this.ajv.compile({ $ref: `${this.id}#/definitions/${definition}` });
+      this.compiled.set(definition, validate);
+    }
+    return validate;
+  }
+}
+
+const escape = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
+
+/**
+ * Turns Ajv errors into one detail per problem. A failed `oneOf` of plain types (rateLimit
+ * `average`: string or number) is reported once as "must be string or number" instead of three times.
+ */
+function summarise(errors: ErrorObject[], prefix: string, label: string): TraefikCheck {
+  const out: TraefikCheck = { errors: [], unknown: [] };
+  const seen = new Set<string>();
+  const add = (list: ErrorDetail[], path: string, message: string) => {
+    if (seen.has(path + '\0' + message)) return;
+    seen.add(path + '\0' + message);
+    list.push({ path, message });
+  };
+  const oneOfTypes = new Map<string, string[]>();
+  for (const e of errors) {
+    if (e.keyword === 'type' && BRANCH.test(e.schemaPath)) {
+      const types = oneOfTypes.get(e.instancePath) ?? [];
+      types.push(String(e.params.type));
+      oneOfTypes.set(e.instancePath, types);
+    }
+  }
+  for (const e of errors) {
+    const at = prefix + e.instancePath;
+    if (e.keyword === 'additionalProperties') {
+      add(out.unknown, `${at}/${escape(String(e.params.additionalProperty))}`, `is not a known field of ${label}`);
+    } else if (e.keyword === 'required') {
+      add(out.errors, `${at}/${escape(String(e.params.missingProperty))}`, 'is required');
+    } else if (e.keyword === 'type' && BRANCH.test(e.schemaPath)) {
+      add(out.errors, at, `must be ${oneOfTypes.get(e.instancePath)!.join(' or ')}`);
+    } else if (e.keyword === 'oneOf') {
+      const explained = out.errors.some((d) => d.path === at || d.path.startsWith(at + '/'));
+      if (!explained && !oneOfTypes.has(e.instancePath)) add(out.errors, at, e.message ?? 'is invalid');
+    } else {
+      add(out.errors, at, e.message ?? 'is invalid');
+    }
+  }
+  return out;
+}

@@ -1,0 +1,56 @@
+/**
+ * Checks an update request against Docker before the job starts (API.md §4.11): every name must be
+ * an existing stack container (else 422 naming each bad entry), and the containers that share one's
+ * network namespace (`network_mode: container:<it>`) are found so they are recreated with it.
+ */
+import type Docker from 'dockerode';
+import { validationError, type ErrorDetail } from '../../../core/errors/app-error.ts';
+import { plainName, type StackMembership } from '../stack.ts';
+import { nameOf } from '../views.ts';
+import { networkTargetOf } from './create-options.ts';
+import type { PlannedStep } from '../../jobs/index.ts';
+
+export interface PlannedUnit {
+  /** The stack container to update. */
+  name: string;
+  /** Containers in its network namespace, recreated with it (not themselves in the request). */
+  dependants: string[];
+}
+
+export const REPLACE_STEPS = ['rename', 'create', 'start', 'health'] as const;
+
+/** The units of the request, or a 422 whose details name each unknown or non-stack entry. */
+export function planUpdate(summaries: Docker.ContainerInfo[], stack: StackMembership, requested: string[]): PlannedUnit[] {
+  const byName = new Map(summaries.map((s) => [nameOf(s), s]));
+  const details: ErrorDetail[] = [];
+  const names = requested.map(plainName);
+  names.forEach((name, index) => {
+    const summary = byName.get(name);
+    if (!summary) details.push({ path: `/services/${index}`, message: `no container named ${name}` });
+    else if (!stack.includes(name, summary.Labels)) details.push({ path: `/services/${index}`, message: `container ${name} is not part of the stack` });
+  });
+  if (details.length > 0) throw validationError(details);
+  const listed = new Set(names);
+  return names.map((name) => {
+    const { Id } = byName.get(name)!;
+    const dependants = summaries
+      .filter((s) => {
+        const target = networkTargetOf(s.HostConfig?.NetworkMode);
+        return target !== null && (target === name || target === Id) && !listed.has(nameOf(s));
+      })
+      .map(nameOf)
+      .sort();
+    return { name, dependants };
+  });
+}
+
+/** The job's steps in the order they run (cleanup only once the unit is healthy). */
+export function plannedSteps(units: PlannedUnit[], backup: boolean): PlannedStep[] {
+  const steps: PlannedStep[] = backup ? [{ service: null, step: 'backup' }] : [];
+  for (const unit of units) {
+    steps.push({ service: unit.name, step: 'pull' }, ...REPLACE_STEPS.map((step) => ({ service: unit.name, step })));
+    for (const dependant of unit.dependants) steps.push(...REPLACE_STEPS.map((step) => ({ service: dependant, step })));
+    for (const member of [unit.name, ...unit.dependants]) steps.push({ service: member, step: 'cleanup' });
+  }
+  return steps;
+}

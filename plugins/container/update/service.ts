@@ -1,0 +1,88 @@
+/**
+ * Container update jobs (API.md §4.11): checks the request, starts one detached job at a time on
+ * the job runner and holds its containers, so start/stop/restart of them answers 409 `busy`.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import { AppError } from '../../../core/errors/app-error.ts';
+import type { JobRunner } from '../../jobs/index.ts';
+import type { JobView } from '../../jobs/schemas.ts';
+import type { StackMembership } from '../stack.ts';
+import type { DockerClient } from '../docker-client.ts';
+import { UpdateDocker } from './docker-ops.ts';
+import { planUpdate, plannedSteps } from './plan.ts';
+import { runUpdate } from './run.ts';
+
+export const UPDATE_JOB_KIND = 'container_update';
+
+export interface UpdateRequest {
+  services: string[];
+  backup?: boolean;
+  health_timeout_s?: number;
+}
+
+export interface UpdateServiceOptions {
+  docker: DockerClient;
+  stack: StackMembership;
+  jobs: JobRunner;
+  /** Takes a `pre-update` backup, answers its id. */
+  takeBackup: (note: string) => Promise<string>;
+  stopTimeoutS: number;
+  /** `containers.update_stable_s`: without a healthcheck, healthy = running this long. */
+  stableS: number;
+  now: () => Date;
+  log: FastifyBaseLogger;
+}
+
+const busy = (message: string) => new AppError(409, 'busy', message);
+
+export class UpdateService {
+  private readonly ops: UpdateDocker;
+  /** Container name → the update job that holds it. */
+  private readonly held = new Map<string, string>();
+
+  constructor(private readonly options: UpdateServiceOptions) {
+    this.ops = new UpdateDocker(options.docker, options.stopTimeoutS);
+  }
+
+  /** The job holding a container, or null. */
+  holderOf(name: string): string | null {
+    return this.held.get(name) ?? null;
+  }
+
+  /** 409 `busy` when an update job holds the container (start/stop/restart must wait). */
+  assertFree(name: string): void {
+    const job = this.holderOf(name);
+    if (job) throw busy(`container ${name} is being updated by job ${job}; try again when it has finished (GET /api/jobs/${job})`);
+  }
+
+  /** Validates against Docker, then starts the job; the answer is the queued job (202). */
+  async start(request: UpdateRequest): Promise<JobView> {
+    const { jobs, stack } = this.options;
+    const running = jobs.list({ kind: UPDATE_JOB_KIND }).find((j) => j.status === 'queued' || j.status === 'running');
+    if (running) throw busy(`update job ${running.id} is running; one container update runs at a time, try again when it has finished`);
+    const units = planUpdate(await this.ops.listAll(), stack, request.services);
+    const params = { services: units.map((u) => u.name), backup: request.backup ?? false, health_timeout_s: request.health_timeout_s ?? 120 };
+    const members = units.flatMap((u) => [u.name, ...u.dependants]);
+    let release = () => {};
+    const job = jobs.start({ kind: UPDATE_JOB_KIND, params, steps: plannedSteps(units, params.backup), exclusive: true }, async (ctx) => {
+      try {
+        ctx.log.info({ services: params.services, dependants: members.filter((m) => !params.services.includes(m)) }, 'container update started');
+        await runUpdate(ctx, {
+          units,
+          backup: params.backup,
+          healthTimeoutS: params.health_timeout_s,
+          ops: this.ops,
+          takeBackup: this.options.takeBackup,
+          stableMs: this.options.stableS * 1000,
+          now: this.options.now,
+        });
+      } finally {
+        release();
+      }
+    });
+    // held from now on: the job's work starts on the next turn of the event loop
+    for (const member of members) this.held.set(member, job.id);
+    release = () => { for (const member of members) if (this.held.get(member) === job.id) this.held.delete(member); };
+    return job;
+  }
+}
