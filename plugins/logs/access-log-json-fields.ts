@@ -1,0 +1,173 @@
+/**
+ * The fields the stats read from one JSON access-log line, without JSON.parse (issue 11): a Traefik
+ * line has ~35 keys and ~1 KB, and JSON.parse builds all of them (strings, an object with a
+ * dictionary-mode shape) only for eleven to be read. This walks the line's bytes once (an ASCII
+ * line: byte offsets are string offsets), validates every token the way JSON.parse does, and keeps
+ * only the values of the wanted keys, as slices of the chunk's string.
+ *
+ * It returns `null` for a line JSON.parse would reject and `undefined` when the line is valid but
+ * unusual (a nested value, an escaped key): the caller then uses JSON.parse, so the result is always
+ * the one JSON.parse gives. test/logs/access-log-parse.test.ts compares both on real and odd lines.
+ */
+
+export interface JsonFields {
+  ClientHost?: unknown;
+  DownstreamContentSize?: unknown;
+  DownstreamStatus?: unknown;
+  Duration?: unknown;
+  RequestHost?: unknown;
+  RequestMethod?: unknown;
+  RequestPath?: unknown;
+  RouterName?: unknown;
+  ServiceName?: unknown;
+  StartUTC?: unknown;
+  time?: unknown;
+}
+
+type FieldName = keyof JsonFields;
+
+/** Wanted keys by length, so most keys are dismissed by one length check and no key is sliced. */
+const WANTED = new Map<number, FieldName[]>();
+for (const name of ['ClientHost', 'DownstreamContentSize', 'DownstreamStatus', 'Duration', 'RequestHost', 'RequestMethod',
+  'RequestPath', 'RouterName', 'ServiceName', 'StartUTC', 'time'] as FieldName[]) {
+  WANTED.set(name.length, [...(WANTED.get(name.length) ?? []), name]);
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+/** A scan position's sentinel: the line is invalid JSON. */
+const INVALID = -1;
+
+const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
+const isHex = (c: number): boolean => isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
+
+function skipWhitespace(b: Uint8Array, i: number, end: number): number {
+  while (i < end) {
+    const c = b[i];
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) break;
+    i++;
+  }
+  return i;
+}
+
+/** Set by scanString: the string had an escape, so its value needs decoding. */
+let escaped = false;
+
+/** At an opening quote: the position after the closing one, or INVALID. */
+function scanString(b: Uint8Array, i: number, end: number): number {
+  escaped = false;
+  i++;
+  for (;;) {
+    if (i >= end) return INVALID;
+    const c = b[i];
+    if (c === QUOTE) return i + 1;
+    if (c < 0x20) return INVALID;
+    if (c === BACKSLASH) {
+      escaped = true;
+      const e = b[i + 1];
+      if (e === 0x75) {
+        // \uXXXX
+        if (i + 6 > end || !isHex(b[i + 2]) || !isHex(b[i + 3]) || !isHex(b[i + 4]) || !isHex(b[i + 5])) return INVALID;
+        i += 6;
+        continue;
+      }
+      // " \ / b f n r t
+      if (e !== QUOTE && e !== BACKSLASH && e !== 0x2f && e !== 0x62 && e !== 0x66 && e !== 0x6e && e !== 0x72 && e !== 0x74) return INVALID;
+      i += 2;
+      continue;
+    }
+    i++;
+  }
+}
+
+/** A JSON number (RFC 8259 grammar) at i: the position after it, or INVALID. */
+function scanNumber(b: Uint8Array, i: number, end: number): number {
+  if (b[i] === 0x2d) i++;
+  const first = i < end ? b[i] : -1;
+  if (first === 0x30) i++;
+  else if (first >= 0x31 && first <= 0x39) while (i < end && isDigit(b[i])) i++;
+  else return INVALID;
+  if (i < end && b[i] === 0x2e) {
+    i++;
+    if (i >= end || !isDigit(b[i])) return INVALID;
+    while (i < end && isDigit(b[i])) i++;
+  }
+  if (i < end && (b[i] === 0x65 || b[i] === 0x45)) {
+    i++;
+    if (i < end && (b[i] === 0x2b || b[i] === 0x2d)) i++;
+    if (i >= end || !isDigit(b[i])) return INVALID;
+    while (i < end && isDigit(b[i])) i++;
+  }
+  return i;
+}
+
+/** `word` (ASCII) at b[i..]: the position after it, or INVALID. */
+function scanWord(b: Uint8Array, i: number, end: number, word: string): number {
+  if (i + word.length > end) return INVALID;
+  for (let k = 0; k < word.length; k++) if (b[i + k] !== word.charCodeAt(k)) return INVALID;
+  return i + word.length;
+}
+
+/** Which wanted key text[start, end) is, if any (the key has no escape). */
+function wantedKey(text: string, start: number, end: number): FieldName | undefined {
+  const candidates = WANTED.get(end - start);
+  if (candidates === undefined) return undefined;
+  for (const name of candidates) if (text.startsWith(name, start)) return name;
+  return undefined;
+}
+
+/**
+ * The wanted fields of the ASCII line b[start, end) (trimmed, b[start] is `{`; `text` is the same
+ * bytes as a string, at the same offsets): `null` when JSON.parse would throw, `undefined` when only
+ * JSON.parse can tell (a nested value, an escaped key).
+ */
+export function jsonFields(b: Uint8Array, text: string, start: number, end: number): JsonFields | null | undefined {
+  const fields: JsonFields = {};
+  let i = skipWhitespace(b, start + 1, end);
+  if (i < end && b[i] === 0x7d) return skipWhitespace(b, i + 1, end) === end ? fields : null;
+  for (;;) {
+    if (i >= end || b[i] !== QUOTE) return null;
+    const keyStart = i + 1;
+    i = scanString(b, i, end);
+    if (i === INVALID) return null;
+    if (escaped) return undefined;
+    const name = wantedKey(text, keyStart, i - 1);
+    i = skipWhitespace(b, i, end);
+    if (i >= end || b[i] !== 0x3a) return null;
+    i = skipWhitespace(b, i + 1, end);
+    if (i >= end) return null;
+    const c = b[i];
+    const valueStart = i;
+    let value: unknown;
+    if (c === QUOTE) {
+      i = scanString(b, i, end);
+      if (i === INVALID) return null;
+      if (name !== undefined) value = escaped ? JSON.parse(text.slice(valueStart, i)) : text.slice(valueStart + 1, i - 1);
+    } else if (c === 0x2d || isDigit(c)) {
+      i = scanNumber(b, i, end);
+      if (i === INVALID) return null;
+      if (name !== undefined) value = Number(text.slice(valueStart, i));
+    } else if (c === 0x7b || c === 0x5b) {
+      return undefined;
+    } else if (c === 0x74) {
+      i = scanWord(b, i, end, 'true');
+      value = true;
+    } else if (c === 0x66) {
+      i = scanWord(b, i, end, 'false');
+      value = false;
+    } else if (c === 0x6e) {
+      i = scanWord(b, i, end, 'null');
+      value = null;
+    } else {
+      return null;
+    }
+    if (i === INVALID) return null;
+    if (name !== undefined) fields[name] = value;
+    i = skipWhitespace(b, i, end);
+    if (i >= end) return null;
+    const next = b[i++];
+    if (next === 0x7d) return skipWhitespace(b, i, end) === end ? fields : null;
+    if (next !== 0x2c) return null;
+    i = skipWhitespace(b, i, end);
+  }
+}
