@@ -72,7 +72,7 @@ test('the walker leaves nested values and escaped keys to JSON.parse and rejects
   t.is(jsonFields('{"DownstreamStatus":01}'), null);
   t.deepEqual(jsonFields(base), {
     ClientHost: '203.0.113.7', DownstreamContentSize: 100, DownstreamStatus: 200, Duration: 2000000, RequestHost: 'app.example.com',
-    RequestMethod: 'GET', RequestPath: '/x?y=1', RouterName: 'app@http', ServiceName: 'svc@http', StartUTC: '2026-11-22T10:00:00.287417357Z',
+    RequestMethod: 'GET', RequestPath: '/x?y=1', RouterName: 'app@http', ServiceName: 'svc@http', StartUTC: '2026-11-22T10:00:00.287417357Z', time: undefined,
   });
 });
 
