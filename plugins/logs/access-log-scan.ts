@@ -1,6 +1,6 @@
 /**
  * One streaming pass over the tail of an access-log file into counters (API.md §4.13, issue 11):
- * fixed 1 MiB reads into one reused buffer, lines found in it one at a time, nothing per line kept
+ * fixed 64 KiB reads into one reused buffer, lines found in it one at a time, nothing per line kept
  * past its counters. Synchronous on purpose: it runs in a worker thread (stats-worker.ts), never on the
  * event loop that answers requests.
  */
@@ -9,9 +9,10 @@ import { isAscii } from 'node:buffer';
 import { parseAccessLine, parseAsciiLine, type AccessRecord } from './access-log-parse.ts';
 import { AccessLogStats } from './access-log-stats.ts';
 import type { StatsView } from './schemas.ts';
-import { inWindow, type TimeWindow } from './time-range.ts';
+import { inWindow, type TimeWindow } from './time-window.ts';
 
-const CHUNK = 1024 * 1024;
+/** 64 KiB: a chunk's string stays below V8's large-object size, so it dies young instead of piling up until a full GC. */
+const CHUNK = 64 * 1024;
 const NEWLINE = 0x0a;
 
 /** One parsed-or-not line into the stats: unparsable ones skipped, out-of-window ones read only. */
