@@ -59,8 +59,13 @@ function skipWhitespace(b: Uint8Array, i: number, end: number): number {
 let escaped = false;
 
 /** At an opening quote: the position after the closing one, or INVALID. */
-function scanString(b: Uint8Array, i: number, end: number): number {
+function scanString(b: Uint8Array, text: string, i: number, end: number, clean: boolean): number {
   escaped = false;
+  if (clean) {
+    // no escape and no control character anywhere: the next quote closes the string (a builtin search)
+    const close = text.indexOf('"', i + 1);
+    return close < 0 || close >= end ? INVALID : close + 1;
+  }
   i++;
   for (;;) {
     if (i >= end) return INVALID;
@@ -130,16 +135,17 @@ function wantedSlot(b: Uint8Array, start: number, end: number): Slot {
 /**
  * The wanted fields of the ASCII line b[start, end) (trimmed, b[start] is `{`; `text` is the same
  * bytes as a string, at the same offsets): `null` when JSON.parse would throw, `undefined` when only
- * JSON.parse can tell (a nested value, an escaped key).
+ * JSON.parse can tell (a nested value, an escaped key). `clean`: the caller checked that the line has
+ * no backslash and no control character (cleanChunk), so strings need no byte-by-byte validation.
  */
-export function jsonFields(b: Uint8Array, text: string, start: number, end: number): JsonFields | null | undefined {
+export function jsonFields(b: Uint8Array, text: string, start: number, end: number, clean = false): JsonFields | null | undefined {
   values.fill(undefined);
   let i = skipWhitespace(b, start + 1, end);
   if (i < end && b[i] === 0x7d) return skipWhitespace(b, i + 1, end) === end ? collect() : null;
   for (;;) {
     if (i >= end || b[i] !== QUOTE) return null;
     const keyStart = i + 1;
-    i = scanString(b, i, end);
+    i = scanString(b, text, i, end, clean);
     if (i === INVALID) return null;
     if (escaped) return undefined;
     const slot = wantedSlot(b, keyStart, i - 1);
@@ -151,7 +157,7 @@ export function jsonFields(b: Uint8Array, text: string, start: number, end: numb
     const valueStart = i;
     let value: unknown;
     if (c === QUOTE) {
-      i = scanString(b, i, end);
+      i = scanString(b, text, i, end, clean);
       if (i === INVALID) return null;
       if (slot !== Slot.None) value = escaped ? JSON.parse(text.slice(valueStart, i)) : text.slice(valueStart + 1, i - 1);
     } else if (c === 0x2d || isDigit(c)) {
@@ -192,3 +198,9 @@ function collect(): JsonFields {
     ServiceName: values[Slot.ServiceName], StartUTC: values[Slot.StartUTC], time: values[Slot.Time],
   };
 }
+
+/** Backslashes and control characters (a line-ending CR aside): a chunk without any is `clean` for jsonFields. */
+const UNCLEAN = /[\x00-\x09\x0b\x0c\x0e-\x1f\\]|\r(?!\n)/;
+
+/** Whether text[0, end) is clean (see jsonFields): one regex pass per chunk instead of a test per byte. */
+export const cleanChunk = (text: string): boolean => !UNCLEAN.test(text);

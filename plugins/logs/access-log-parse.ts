@@ -2,7 +2,7 @@
  * One Traefik access-log line → one request record (FORMATS.md A5). The format is detected per
  * line: a line starting with `{` is JSON, anything else is tried as Common Log Format.
  */
-import { jsonFields, type JsonFields } from './access-log-json-fields.ts';
+import { cleanChunk, jsonFields, type JsonFields } from './access-log-json-fields.ts';
 
 export interface AccessRecord {
   format: 'json' | 'clf';
@@ -56,20 +56,48 @@ function clfTimeUncached(text: string): number {
  * second is cached, the fraction added by hand. Date.parse truncates a fraction to milliseconds, so
  * this gives the same number; hour 24 is left to Date.parse (valid only without a fraction).
  */
-const ISO_UTC = /^\d{4}-\d\d-\d\dT(?:[01]\d|2[0-3]):\d\d:\d\d(?:\.(\d{1,9}))?Z$/;
 let cachedSecond = '';
 let cachedSecondMs = Number.NaN;
 
+const digitAt = (text: string, i: number): number => {
+  const d = text.charCodeAt(i) - 0x30;
+  return d >= 0 && d <= 9 ? d : -1;
+};
+
+/** The milliseconds of `YYYY-MM-DDTHH:MM:SS[.f{1,9}]Z` (hour 00–23), or -1 when `text` is not that shape. */
+function isoFractionMs(text: string): number {
+  const length = text.length;
+  if (length < 20 || length > 30 || text.charCodeAt(length - 1) !== 0x5a /* Z */) return -1;
+  for (let i = 0; i < 19; i++) {
+    const c = text.charCodeAt(i);
+    const separator = i === 4 || i === 7 ? 0x2d : i === 10 ? 0x54 : i === 13 || i === 16 ? 0x3a : 0;
+    if (separator !== 0 ? c !== separator : c < 0x30 || c > 0x39) return -1;
+  }
+  if (text.charCodeAt(11) > 0x32 || (text.charCodeAt(11) === 0x32 && text.charCodeAt(12) > 0x33)) return -1;
+  if (length === 20) return 0;
+  if (text.charCodeAt(19) !== 0x2e /* . */ || length === 21) return -1;
+  let ms = 0;
+  for (let i = 20; i < length - 1; i++) {
+    const d = digitAt(text, i);
+    if (d < 0) return -1;
+    if (i < 23) ms += d * (i === 20 ? 100 : i === 21 ? 10 : 1);
+  }
+  return ms;
+}
+
+/**
+ * ISO instants as Traefik writes them (`2026-11-01T00:00:00.287417357Z`): Date.parse of the whole
+ * second is cached, the fraction added by hand. Date.parse truncates a fraction to milliseconds, so
+ * this gives the same number; hour 24 is left to Date.parse (valid only without a fraction).
+ */
 export function isoTime(text: string): number {
-  const m = ISO_UTC.exec(text);
-  if (m === null) return Date.parse(text);
-  if (!text.startsWith(cachedSecond) || cachedSecond === '') {
+  const fraction = isoFractionMs(text);
+  if (fraction < 0) return Date.parse(text);
+  if (cachedSecond === '' || !text.startsWith(cachedSecond)) {
     cachedSecond = text.slice(0, 19);
     cachedSecondMs = Date.parse(`${cachedSecond}Z`);
   }
-  const fraction = m[1];
-  if (fraction === undefined) return cachedSecondMs;
-  return cachedSecondMs + Number(fraction.length >= 3 ? fraction.slice(0, 3) : fraction.padEnd(3, '0'));
+  return cachedSecondMs + fraction;
 }
 
 /** The record of a parsed JSON line's fields (the whole object or only the wanted keys: same result). */
@@ -128,6 +156,17 @@ function parseClf(line: string): AccessRecord | null {
   };
 }
 
+/** cleanChunk of the chunk whose lines are being read, found once per chunk and only if it has JSON lines. */
+let checkedChunk = '';
+let checkedClean = false;
+function isClean(chunk: string): boolean {
+  if (chunk !== checkedChunk) {
+    checkedClean = cleanChunk(chunk);
+    checkedChunk = chunk;
+  }
+  return checkedClean;
+}
+
 const isAsciiSpace = (c: number): boolean => c === 0x20 || (c >= 0x09 && c <= 0x0d);
 
 /**
@@ -140,7 +179,7 @@ export function parseAsciiLine(b: Uint8Array, text: string, start: number, end: 
   while (end > start && isAsciiSpace(b[end - 1])) end--;
   if (start === end) return null;
   if (b[start] !== 0x7b) return parseClf(text.slice(start, end));
-  const fields = jsonFields(b, text, start, end);
+  const fields = jsonFields(b, text, start, end, isClean(text));
   if (fields === undefined) return parseJsonSlow(text.slice(start, end));
   return fields === null ? null : fromEntry(fields);
 }

@@ -92,7 +92,7 @@ test('every line of the shared JSON and CLF samples reads the same as the refere
 test('cached ISO instants equal Date.parse, whatever the order', (t) => {
   const instants = ['2026-11-22T10:00:00.287417357Z', '2026-11-22T10:00:00.999Z', '2026-11-22T10:00:01Z', '2026-11-22T10:00:00.5Z',
     '2026-11-22T23:59:59.000000001Z', '2026-11-22T24:00:00Z', '2026-11-22T24:00:00.5Z', '2026-11-22T10:00:00.287Z', '1970-01-01T00:00:00Z',
-    '2026-11-22T10:00:00.Z', '2026-11-22 10:00:00Z', '2026-13-01T00:00:00Z'];
+    '2026-11-22T10:00:00.Z', '2026-11-22 10:00:00Z', '2026-13-01T00:00:00Z', '2026-11-22T19:59:59.1234567890Z', '2026-11-22T1a:00:00Z', '2026-11-22T20:00:00.12aZ', '+12026-11-22T10:00:00Z'];
   for (const order of [instants, [...instants].reverse()]) {
     for (const text of order) t.is(isoTime(text), Date.parse(text), text);
   }
