@@ -58,13 +58,30 @@ function skipWhitespace(b: Uint8Array, i: number, end: number): number {
 /** Set by scanString: the string had an escape, so its value needs decoding. */
 let escaped = false;
 
+/**
+ * The first backslash of the chunk at or after `from`. Strings are read in order, so one search
+ * usually answers many: there is no backslash in text[searchedFrom, backslashAt).
+ */
+let backslashText = '';
+let searchedFrom = 0;
+let backslashAt = -1;
+function nextBackslash(text: string, from: number): number {
+  if (text !== backslashText || from < searchedFrom || backslashAt < from) {
+    const found = text.indexOf('\\', from);
+    backslashText = text;
+    searchedFrom = from;
+    backslashAt = found < 0 ? text.length : found;
+  }
+  return backslashAt;
+}
+
 /** At an opening quote: the position after the closing one, or INVALID. */
-function scanString(b: Uint8Array, text: string, i: number, end: number, clean: boolean): number {
+function scanString(b: Uint8Array, text: string, i: number, end: number, controlFree: boolean): number {
   escaped = false;
-  if (clean) {
-    // no escape and no control character anywhere: the next quote closes the string (a builtin search)
+  if (controlFree) {
+    // no control character in the chunk: a string without a backslash ends at the next quote (a builtin search)
     const close = text.indexOf('"', i + 1);
-    return close < 0 || close >= end ? INVALID : close + 1;
+    if (close > i && close < end && nextBackslash(text, i + 1) > close) return close + 1;
   }
   i++;
   for (;;) {
@@ -135,17 +152,17 @@ function wantedSlot(b: Uint8Array, start: number, end: number): Slot {
 /**
  * The wanted fields of the ASCII line b[start, end) (trimmed, b[start] is `{`; `text` is the same
  * bytes as a string, at the same offsets): `null` when JSON.parse would throw, `undefined` when only
- * JSON.parse can tell (a nested value, an escaped key). `clean`: the caller checked that the line has
- * no backslash and no control character (cleanChunk), so strings need no byte-by-byte validation.
+ * JSON.parse can tell (a nested value, an escaped key). `controlFree`: the caller checked that `text`
+ * has no control character (controlFree()), so a string without a backslash needs no byte-by-byte check.
  */
-export function jsonFields(b: Uint8Array, text: string, start: number, end: number, clean = false): JsonFields | null | undefined {
+export function jsonFields(b: Uint8Array, text: string, start: number, end: number, controlFree = false): JsonFields | null | undefined {
   values.fill(undefined);
   let i = skipWhitespace(b, start + 1, end);
   if (i < end && b[i] === 0x7d) return skipWhitespace(b, i + 1, end) === end ? collect() : null;
   for (;;) {
     if (i >= end || b[i] !== QUOTE) return null;
     const keyStart = i + 1;
-    i = scanString(b, text, i, end, clean);
+    i = scanString(b, text, i, end, controlFree);
     if (i === INVALID) return null;
     if (escaped) return undefined;
     const slot = wantedSlot(b, keyStart, i - 1);
@@ -157,7 +174,7 @@ export function jsonFields(b: Uint8Array, text: string, start: number, end: numb
     const valueStart = i;
     let value: unknown;
     if (c === QUOTE) {
-      i = scanString(b, text, i, end, clean);
+      i = scanString(b, text, i, end, controlFree);
       if (i === INVALID) return null;
       if (slot !== Slot.None) value = escaped ? JSON.parse(text.slice(valueStart, i)) : text.slice(valueStart + 1, i - 1);
     } else if (c === 0x2d || isDigit(c)) {
@@ -199,8 +216,8 @@ function collect(): JsonFields {
   };
 }
 
-/** Backslashes and control characters (a line-ending CR aside): a chunk without any is `clean` for jsonFields. */
-const UNCLEAN = /[\x00-\x09\x0b\x0c\x0e-\x1f\\]|\r(?!\n)/;
+/** Control characters, a line-ending CR aside. */
+const CONTROL = /[\x00-\x09\x0b\x0c\x0e-\x1f]|\r(?!\n)/;
 
-/** Whether text[0, end) is clean (see jsonFields): one regex pass per chunk instead of a test per byte. */
-export const cleanChunk = (text: string): boolean => !UNCLEAN.test(text);
+/** Whether a chunk has no control character but line ends: one regex pass per chunk instead of a test per byte. */
+export const controlFree = (text: string): boolean => !CONTROL.test(text);

@@ -2,7 +2,7 @@
  * One Traefik access-log line → one request record (FORMATS.md A5). The format is detected per
  * line: a line starting with `{` is JSON, anything else is tried as Common Log Format.
  */
-import { cleanChunk, jsonFields, type JsonFields } from './access-log-json-fields.ts';
+import { controlFree, jsonFields, type JsonFields } from './access-log-json-fields.ts';
 
 export interface AccessRecord {
   format: 'json' | 'clf';
@@ -156,12 +156,12 @@ function parseClf(line: string): AccessRecord | null {
   };
 }
 
-/** cleanChunk of the chunk whose lines are being read, found once per chunk and only if it has JSON lines. */
+/** controlFree() of the chunk whose lines are being read, found once per chunk and only if it has JSON lines. */
 let checkedChunk = '';
 let checkedClean = false;
 function isClean(chunk: string): boolean {
   if (chunk !== checkedChunk) {
-    checkedClean = cleanChunk(chunk);
+    checkedClean = controlFree(chunk);
     checkedChunk = chunk;
   }
   return checkedClean;
