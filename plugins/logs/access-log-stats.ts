@@ -7,20 +7,17 @@ import { LatencyQuantiles } from './latency-quantiles.ts';
 const MINUTES_KEPT = 1440;
 
 type Counter = Map<string, number>;
-/** A per-line counter: boxed counts, so a repeated key costs one Map lookup (get) instead of two (get + set). */
-type Tally = Map<string, { n: number }>;
 /**
  * A new key is stored as a copy: parsed values are slices of the line, and a line is a slice of a
  * whole read chunk, so keeping the slice would keep every chunk a distinct value came from alive.
  */
 const ownCopy = (value: string): string => Buffer.from(value, 'utf8').toString('utf8');
-const bump = (tally: Tally, key: string | null): void => {
+const bump = (counter: Counter, key: string | null): void => {
   if (key === null) return;
-  const count = tally.get(key);
-  if (count === undefined) tally.set(ownCopy(key), { n: 1 });
-  else count.n++;
+  const count = counter.get(key);
+  if (count === undefined) counter.set(ownCopy(key), 1);
+  else counter.set(key, count + 1);
 };
-const counts = (tally: Tally): Counter => new Map([...tally].map(([key, count]) => [key, count.n]));
 
 /** Count descending, ties by value ascending (ordinal), `top` entries. */
 function topOf(counter: Counter, top: number): { value: string; count: number }[] {
@@ -35,20 +32,19 @@ export class AccessLogStats {
   linesRead = 0;
   linesSkipped = 0;
   private requests = 0;
-  private sawJson = false;
-  private sawClf = false;
+  private readonly formats = new Set<'json' | 'clf'>();
   private from: number | null = null;
   private to: number | null = null;
   /** Per status code 0–999 (every real one): an array add instead of a string key and a Map lookup per line. */
   private readonly commonCodes = new Float64Array(1000);
   /** Any other integer status a JSON line may carry. */
-  private readonly otherCodes: Tally = new Map();
-  private readonly methods: Tally = new Map();
-  private readonly ips: Tally = new Map();
-  private readonly hosts: Tally = new Map();
-  private readonly paths: Tally = new Map();
-  private readonly routers: Tally = new Map();
-  private readonly services: Tally = new Map();
+  private readonly otherCodes: Counter = new Map();
+  private readonly methods: Counter = new Map();
+  private readonly ips: Counter = new Map();
+  private readonly hosts: Counter = new Map();
+  private readonly paths: Counter = new Map();
+  private readonly routers: Counter = new Map();
+  private readonly services: Counter = new Map();
   private readonly minutes: Map<number, number> = new Map();
   /** Lines come in time order: a run of requests in one minute is added to `minutes` once. */
   private runMinute = Number.NaN;
@@ -63,8 +59,7 @@ export class AccessLogStats {
 
   /** One parsed line, inside the window or not: `format` describes the lines read. */
   parsed(format: 'json' | 'clf'): void {
-    if (format === 'json') this.sawJson = true;
-    else this.sawClf = true;
+    this.formats.add(format);
   }
 
   /** One parsed request inside the window. */
@@ -102,7 +97,7 @@ export class AccessLogStats {
   /** Status codes and classes as counters, in the same shape for common and other codes. */
   private statusCounters(): { classes: Counter; codes: Counter } {
     const classes: Counter = new Map(['1xx', '2xx', '3xx', '4xx', '5xx'].map((c) => [c, 0]));
-    const codes: Counter = counts(this.otherCodes);
+    const codes: Counter = new Map(this.otherCodes);
     this.commonCodes.forEach((count, status) => {
       if (count > 0) codes.set(String(status), count);
     });
@@ -123,7 +118,7 @@ export class AccessLogStats {
     const perMinute = [...this.minutes].filter(([minute]) => minute > lastMinute - MINUTES_KEPT).sort((a, b) => a[0] - b[0]);
     return {
       source,
-      format: this.sawJson && this.sawClf ? 'mixed' : this.sawClf ? 'clf' : this.sawJson ? 'json' : null,
+      format: this.formats.size === 2 ? 'mixed' : this.formats.has('clf') ? 'clf' : this.formats.has('json') ? 'json' : null,
       lines_read: this.linesRead,
       lines_skipped: this.linesSkipped,
       from: this.from === null ? null : new Date(this.from).toISOString(),
@@ -131,12 +126,12 @@ export class AccessLogStats {
       requests: this.requests,
       status_classes: sortedObject(classes),
       status_codes: sortedObject(codes),
-      methods: sortedObject(counts(this.methods)),
-      top_ips: topOf(counts(this.ips), top),
-      top_hosts: topOf(counts(this.hosts), top),
-      top_paths: topOf(counts(this.paths), top),
-      top_routers: topOf(counts(this.routers), top),
-      top_services: topOf(counts(this.services), top),
+      methods: sortedObject(this.methods),
+      top_ips: topOf(this.ips, top),
+      top_hosts: topOf(this.hosts, top),
+      top_paths: topOf(this.paths, top),
+      top_routers: topOf(this.routers, top),
+      top_services: topOf(this.services, top),
       latency_ms: { p50, p90, p95, p99, max: this.latencies.max },
       bytes_sent: this.bytesSent,
       error_rate: this.requests === 0 ? 0 : errors / this.requests,
