@@ -79,8 +79,8 @@ export async function logsRow(options: { lines: number; dir: string; rounds: num
       const goal = format === 'clf' ? 5 : 2.5;
       rows.push({
         measure: `access-log stats, ${options.lines.toLocaleString('en')} ${format.toUpperCase()} lines`,
-        ours: `${ours.toFixed(2)} s, RSS growth ${growth.toFixed(0)} MiB, repeat ${repeatMs.toFixed(0)} ms; totals ${same ? 'match' : 'DIFFER from'} the generator's --stats`,
-        reference: goaccess ? `GoAccess (CLF twin): ${ga.toFixed(2)} s, ${gaPeak.toFixed(0)} MiB` : 'GoAccess not installed',
+        ours: `${ours.toFixed(2)} s (${Math.round(options.lines / ours).toLocaleString('en')} lines/s), RSS growth ${growth.toFixed(0)} MiB, repeat ${repeatMs.toFixed(0)} ms; totals ${same ? 'match' : 'DIFFER from'} the generator's --stats`,
+        reference: goaccess ? `GoAccess (CLF twin): ${ga.toFixed(2)} s (${Math.round(options.lines / ga).toLocaleString('en')} lines/s), ${gaPeak.toFixed(0)} MiB` : 'GoAccess not installed',
         goal: `≥ ${goal}× GoAccess, RSS growth ≤ 64 MiB`,
         verdict: `${(ga / ours).toFixed(1)}× ${ga / ours >= goal && growth <= 64 && same ? '✅' : '❌'}`,
       });

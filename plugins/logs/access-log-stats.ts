@@ -35,8 +35,10 @@ export class AccessLogStats {
   private readonly formats = new Set<'json' | 'clf'>();
   private from: number | null = null;
   private to: number | null = null;
-  private readonly classes: Counter = new Map(['1xx', '2xx', '3xx', '4xx', '5xx'].map((c) => [c, 0]));
-  private readonly codes: Counter = new Map();
+  /** Per status code 0–999 (every real one): an array add instead of a string key and a Map lookup per line. */
+  private readonly commonCodes = new Float64Array(1000);
+  /** Any other integer status a JSON line may carry. */
+  private readonly otherCodes: Counter = new Map();
   private readonly methods: Counter = new Map();
   private readonly ips: Counter = new Map();
   private readonly hosts: Counter = new Map();
@@ -44,6 +46,9 @@ export class AccessLogStats {
   private readonly routers: Counter = new Map();
   private readonly services: Counter = new Map();
   private readonly minutes: Map<number, number> = new Map();
+  /** Lines come in time order: a run of requests in one minute is added to `minutes` once. */
+  private runMinute = Number.NaN;
+  private runCount = 0;
   private readonly latencies = new LatencyQuantiles();
   private bytesSent = 0;
 
@@ -62,9 +67,9 @@ export class AccessLogStats {
     this.requests++;
     if (this.from === null || record.ms < this.from) this.from = record.ms;
     if (this.to === null || record.ms > this.to) this.to = record.ms;
-    const klass = `${Math.floor(record.status / 100)}xx`;
-    if (this.classes.has(klass)) bump(this.classes, klass);
-    bump(this.codes, String(record.status));
+    const status = record.status;
+    if (status >= 0 && status < 1000) this.commonCodes[status]++;
+    else bump(this.otherCodes, String(status));
     bump(this.methods, record.method);
     bump(this.ips, record.ip);
     bump(this.hosts, record.host);
@@ -72,15 +77,43 @@ export class AccessLogStats {
     bump(this.routers, record.router);
     bump(this.services, record.service);
     const minute = Math.floor(record.ms / 60_000);
-    this.minutes.set(minute, (this.minutes.get(minute) ?? 0) + 1);
+    if (minute === this.runMinute) {
+      this.runCount++;
+    } else {
+      this.flushMinute();
+      this.runMinute = minute;
+      this.runCount = 1;
+    }
     if (record.latencyMs !== null) this.latencies.add(record.latencyMs);
     this.bytesSent += record.bytes;
   }
 
+  private flushMinute(): void {
+    if (this.runCount === 0) return;
+    this.minutes.set(this.runMinute, (this.minutes.get(this.runMinute) ?? 0) + this.runCount);
+    this.runCount = 0;
+  }
+
+  /** Status codes and classes as counters, in the same shape for common and other codes. */
+  private statusCounters(): { classes: Counter; codes: Counter } {
+    const classes: Counter = new Map(['1xx', '2xx', '3xx', '4xx', '5xx'].map((c) => [c, 0]));
+    const codes: Counter = new Map(this.otherCodes);
+    this.commonCodes.forEach((count, status) => {
+      if (count > 0) codes.set(String(status), count);
+    });
+    for (const [code, count] of codes) {
+      const klass = `${Math.floor(Number(code) / 100)}xx`;
+      if (classes.has(klass)) classes.set(klass, classes.get(klass)! + count);
+    }
+    return { classes, codes };
+  }
+
   /** The Stats body; `source` names the file or container read. */
   result(source: string, top: number): StatsView {
+    this.flushMinute();
+    const { classes, codes } = this.statusCounters();
     const [p50, p90, p95, p99] = this.latencies.percentiles([50, 90, 95, 99]);
-    const errors = (this.classes.get('4xx') ?? 0) + (this.classes.get('5xx') ?? 0);
+    const errors = (classes.get('4xx') ?? 0) + (classes.get('5xx') ?? 0);
     const lastMinute = this.to === null ? 0 : Math.floor(this.to / 60_000);
     const perMinute = [...this.minutes].filter(([minute]) => minute > lastMinute - MINUTES_KEPT).sort((a, b) => a[0] - b[0]);
     return {
@@ -91,8 +124,8 @@ export class AccessLogStats {
       from: this.from === null ? null : new Date(this.from).toISOString(),
       to: this.to === null ? null : new Date(this.to).toISOString(),
       requests: this.requests,
-      status_classes: sortedObject(this.classes),
-      status_codes: sortedObject(this.codes),
+      status_classes: sortedObject(classes),
+      status_codes: sortedObject(codes),
       methods: sortedObject(this.methods),
       top_ips: topOf(this.ips, top),
       top_hosts: topOf(this.hosts, top),

@@ -5,6 +5,7 @@
  * scan (issue 11).
  */
 import { stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -15,12 +16,17 @@ import type { StatsView } from './schemas.ts';
 const EXTENSION = path.extname(fileURLToPath(import.meta.url));
 const WORKER_URL = new URL(`./stats-worker${EXTENSION}`, import.meta.url);
 
-/** Workers do not inherit tsx's loader: under tsx the worker registers it before importing the .ts entry. */
+/**
+ * Workers do not inherit tsx's loader. Under tsx the worker registers tsx's CommonJS hook and
+ * requires the .ts entry: the ESM hook (module.register) would start one more loader thread with its
+ * own heap, ~20 MB of RSS per scan (issue 11); the scan modules use nothing ESM-only.
+ */
 function startWorker(workerData: ScanRequest): Worker {
   const options = { workerData, resourceLimits: WORKER_LIMITS };
   if (EXTENSION !== '.ts') return new Worker(WORKER_URL, options);
-  const tsx = import.meta.resolve('tsx/esm/api');
-  return new Worker(`import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(WORKER_URL.href)}); })`, { ...options, eval: true });
+  const tsx = createRequire(import.meta.url).resolve('tsx/cjs/api');
+  const entry = fileURLToPath(WORKER_URL);
+  return new Worker(`require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(entry)});`, { ...options, eval: true });
 }
 const CACHED_RESULTS = 16;
 /** The worker's heap: the scan keeps counters only, so a small young generation is enough and RSS stays bounded. */

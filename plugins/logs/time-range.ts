@@ -1,6 +1,9 @@
 /** `since` / `until` query values (API.md §2.9): an ISO-8601 timestamp or a duration before now. */
 import { durationMs } from '../../model/duration.ts';
 import { logErrors } from './errors.ts';
+import type { TimeWindow } from './time-window.ts';
+
+export type { TimeWindow } from './time-window.ts';
 
 /** A date, optionally with a time and zone; Date.parse alone would accept free text such as "May 5". */
 const ISO = /^\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d(\.\d{1,9})?)?(Z|[+-]\d\d:?\d\d)?)?$/;
@@ -14,13 +17,6 @@ export function parseInstant(name: string, value: string, now: Date): number {
   return ms;
 }
 
-export interface TimeWindow {
-  /** Inclusive lower bound in ms, or null for open. */
-  since: number | null;
-  /** Inclusive upper bound in ms, or null for open. */
-  until: number | null;
-}
-
 /** Both bounds of a query; `since` after `until` is a 422. */
 export function parseWindow(query: { since?: string; until?: string }, now: Date): TimeWindow {
   const since = query.since === undefined ? null : parseInstant('since', query.since, now);
@@ -29,5 +25,3 @@ export function parseWindow(query: { since?: string; until?: string }, now: Date
   return { since, until };
 }
 
-export const inWindow = (ms: number, window: TimeWindow): boolean =>
-  (window.since === null || ms >= window.since) && (window.until === null || ms <= window.until);

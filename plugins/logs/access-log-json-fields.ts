@@ -1,0 +1,223 @@
+/**
+ * The fields the stats read from one JSON access-log line, without JSON.parse (issue 11): a Traefik
+ * line has ~35 keys and ~1 KB, and JSON.parse builds all of them (strings, an object with a
+ * dictionary-mode shape) only for eleven to be read. This walks the line's bytes once (an ASCII
+ * line: byte offsets are string offsets), validates every token the way JSON.parse does, and keeps
+ * only the values of the wanted keys, as slices of the chunk's string.
+ *
+ * It returns `null` for a line JSON.parse would reject and `undefined` when the line is valid but
+ * unusual (a nested value, an escaped key): the caller then uses JSON.parse, so the result is always
+ * the one JSON.parse gives. test/logs/access-log-parse.test.ts compares both on real and odd lines.
+ */
+
+export interface JsonFields {
+  ClientHost?: unknown;
+  DownstreamContentSize?: unknown;
+  DownstreamStatus?: unknown;
+  Duration?: unknown;
+  RequestHost?: unknown;
+  RequestMethod?: unknown;
+  RequestPath?: unknown;
+  RouterName?: unknown;
+  ServiceName?: unknown;
+  StartUTC?: unknown;
+  time?: unknown;
+}
+
+/** The wanted keys' slots, in JsonFields' order; the object is built once per line with one fixed shape. */
+const enum Slot { ClientHost, DownstreamContentSize, DownstreamStatus, Duration, RequestHost, RequestMethod, RequestPath, RouterName, ServiceName, StartUTC, Time, None }
+const values: unknown[] = new Array(Slot.None).fill(undefined);
+
+const NAMES: [string, Slot][] = [['ClientHost', Slot.ClientHost], ['DownstreamContentSize', Slot.DownstreamContentSize],
+  ['DownstreamStatus', Slot.DownstreamStatus], ['Duration', Slot.Duration], ['RequestHost', Slot.RequestHost],
+  ['RequestMethod', Slot.RequestMethod], ['RequestPath', Slot.RequestPath], ['RouterName', Slot.RouterName],
+  ['ServiceName', Slot.ServiceName], ['StartUTC', Slot.StartUTC], ['time', Slot.Time]];
+/** Wanted keys by length, as bytes: most of a line's ~35 keys are dismissed by a length or first-byte check, and no key is sliced. */
+interface Wanted { bytes: Uint8Array; slot: Slot }
+const BY_LENGTH: Wanted[][] = [];
+for (const [name, slot] of NAMES) (BY_LENGTH[name.length] ??= []).push({ bytes: Buffer.from(name, 'latin1'), slot });
+for (let length = 0; length < BY_LENGTH.length; length++) BY_LENGTH[length] ??= [];
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+/** A scan position's sentinel: the line is invalid JSON. */
+const INVALID = -1;
+
+const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
+const isHex = (c: number): boolean => isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
+
+function skipWhitespace(b: Uint8Array, i: number, end: number): number {
+  while (i < end) {
+    const c = b[i];
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) break;
+    i++;
+  }
+  return i;
+}
+
+/** Set by scanString: the string had an escape, so its value needs decoding. */
+let escaped = false;
+
+/**
+ * The first backslash of the chunk at or after `from`. Strings are read in order, so one search
+ * usually answers many: there is no backslash in text[searchedFrom, backslashAt).
+ */
+let backslashText = '';
+let searchedFrom = 0;
+let backslashAt = -1;
+function nextBackslash(text: string, from: number): number {
+  if (text !== backslashText || from < searchedFrom || backslashAt < from) {
+    const found = text.indexOf('\\', from);
+    backslashText = text;
+    searchedFrom = from;
+    backslashAt = found < 0 ? text.length : found;
+  }
+  return backslashAt;
+}
+
+/** At an opening quote: the position after the closing one, or INVALID. */
+function scanString(b: Uint8Array, text: string, i: number, end: number, controlFree: boolean): number {
+  escaped = false;
+  if (controlFree) {
+    // no control character in the chunk: a string without a backslash ends at the next quote (a builtin search)
+    const close = text.indexOf('"', i + 1);
+    if (close > i && close < end && nextBackslash(text, i + 1) > close) return close + 1;
+  }
+  i++;
+  for (;;) {
+    if (i >= end) return INVALID;
+    const c = b[i];
+    if (c === QUOTE) return i + 1;
+    if (c < 0x20) return INVALID;
+    if (c === BACKSLASH) {
+      escaped = true;
+      const e = b[i + 1];
+      if (e === 0x75) {
+        // \uXXXX
+        if (i + 6 > end || !isHex(b[i + 2]) || !isHex(b[i + 3]) || !isHex(b[i + 4]) || !isHex(b[i + 5])) return INVALID;
+        i += 6;
+        continue;
+      }
+      // " \ / b f n r t
+      if (e !== QUOTE && e !== BACKSLASH && e !== 0x2f && e !== 0x62 && e !== 0x66 && e !== 0x6e && e !== 0x72 && e !== 0x74) return INVALID;
+      i += 2;
+      continue;
+    }
+    i++;
+  }
+}
+
+/** A JSON number (RFC 8259 grammar) at i: the position after it, or INVALID. */
+function scanNumber(b: Uint8Array, i: number, end: number): number {
+  if (b[i] === 0x2d) i++;
+  const first = i < end ? b[i] : -1;
+  if (first === 0x30) i++;
+  else if (first >= 0x31 && first <= 0x39) while (i < end && isDigit(b[i])) i++;
+  else return INVALID;
+  if (i < end && b[i] === 0x2e) {
+    i++;
+    if (i >= end || !isDigit(b[i])) return INVALID;
+    while (i < end && isDigit(b[i])) i++;
+  }
+  if (i < end && (b[i] === 0x65 || b[i] === 0x45)) {
+    i++;
+    if (i < end && (b[i] === 0x2b || b[i] === 0x2d)) i++;
+    if (i >= end || !isDigit(b[i])) return INVALID;
+    while (i < end && isDigit(b[i])) i++;
+  }
+  return i;
+}
+
+/** `word` (ASCII) at b[i..]: the position after it, or INVALID. */
+function scanWord(b: Uint8Array, i: number, end: number, word: string): number {
+  if (i + word.length > end) return INVALID;
+  for (let k = 0; k < word.length; k++) if (b[i + k] !== word.charCodeAt(k)) return INVALID;
+  return i + word.length;
+}
+
+/** Which wanted key's slot b[start, end) is, or Slot.None (the key has no escape). */
+function wantedSlot(b: Uint8Array, start: number, end: number): Slot {
+  const length = end - start;
+  if (length >= BY_LENGTH.length) return Slot.None;
+  const candidates = BY_LENGTH[length];
+  for (let c = 0; c < candidates.length; c++) {
+    const name = candidates[c].bytes;
+    let k = 0;
+    while (k < length && b[start + k] === name[k]) k++;
+    if (k === length) return candidates[c].slot;
+  }
+  return Slot.None;
+}
+
+/**
+ * The wanted fields of the ASCII line b[start, end) (trimmed, b[start] is `{`; `text` is the same
+ * bytes as a string, at the same offsets): `null` when JSON.parse would throw, `undefined` when only
+ * JSON.parse can tell (a nested value, an escaped key). `controlFree`: the caller checked that `text`
+ * has no control character (controlFree()), so a string without a backslash needs no byte-by-byte check.
+ */
+export function jsonFields(b: Uint8Array, text: string, start: number, end: number, controlFree = false): JsonFields | null | undefined {
+  values.fill(undefined);
+  let i = skipWhitespace(b, start + 1, end);
+  if (i < end && b[i] === 0x7d) return skipWhitespace(b, i + 1, end) === end ? collect() : null;
+  for (;;) {
+    if (i >= end || b[i] !== QUOTE) return null;
+    const keyStart = i + 1;
+    i = scanString(b, text, i, end, controlFree);
+    if (i === INVALID) return null;
+    if (escaped) return undefined;
+    const slot = wantedSlot(b, keyStart, i - 1);
+    i = skipWhitespace(b, i, end);
+    if (i >= end || b[i] !== 0x3a) return null;
+    i = skipWhitespace(b, i + 1, end);
+    if (i >= end) return null;
+    const c = b[i];
+    const valueStart = i;
+    let value: unknown;
+    if (c === QUOTE) {
+      i = scanString(b, text, i, end, controlFree);
+      if (i === INVALID) return null;
+      if (slot !== Slot.None) value = escaped ? JSON.parse(text.slice(valueStart, i)) : text.slice(valueStart + 1, i - 1);
+    } else if (c === 0x2d || isDigit(c)) {
+      i = scanNumber(b, i, end);
+      if (i === INVALID) return null;
+      if (slot !== Slot.None) value = Number(text.slice(valueStart, i));
+    } else if (c === 0x7b || c === 0x5b) {
+      return undefined;
+    } else if (c === 0x74) {
+      i = scanWord(b, i, end, 'true');
+      value = true;
+    } else if (c === 0x66) {
+      i = scanWord(b, i, end, 'false');
+      value = false;
+    } else if (c === 0x6e) {
+      i = scanWord(b, i, end, 'null');
+      value = null;
+    } else {
+      return null;
+    }
+    if (i === INVALID) return null;
+    if (slot !== Slot.None) values[slot] = value;
+    i = skipWhitespace(b, i, end);
+    if (i >= end) return null;
+    const next = b[i++];
+    if (next === 0x7d) return skipWhitespace(b, i, end) === end ? collect() : null;
+    if (next !== 0x2c) return null;
+    i = skipWhitespace(b, i, end);
+  }
+}
+
+/** The line's wanted values as one object (an absent key reads undefined, as on JSON.parse's object). */
+function collect(): JsonFields {
+  return {
+    ClientHost: values[Slot.ClientHost], DownstreamContentSize: values[Slot.DownstreamContentSize],
+    DownstreamStatus: values[Slot.DownstreamStatus], Duration: values[Slot.Duration], RequestHost: values[Slot.RequestHost],
+    RequestMethod: values[Slot.RequestMethod], RequestPath: values[Slot.RequestPath], RouterName: values[Slot.RouterName],
+    ServiceName: values[Slot.ServiceName], StartUTC: values[Slot.StartUTC], time: values[Slot.Time],
+  };
+}
+
+/** Control characters, a line-ending CR aside. */
+const CONTROL = /[\x00-\x09\x0b\x0c\x0e-\x1f]|\r(?!\n)/;
+
+/** Whether a chunk has no control character but line ends: one regex pass per chunk instead of a test per byte. */
+export const controlFree = (text: string): boolean => !CONTROL.test(text);
