@@ -6,18 +6,43 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['ui/**', 'dist/**', 'node_modules/**', 'data/**', 'backups/**', 'ext-plugins/**', 'bench/out/**', 'test-artifacts/**', 'test/fixtures/plugins/syntax-error/**'] },
+  {
+    ignores: [
+      'ui/**',
+      'dist/**',
+      'node_modules/**',
+      'data/**',
+      'backups/**',
+      'ext-plugins/**',
+      'bench/out/**',
+      'test-artifacts/**',
+      'test/fixtures/plugins/syntax-error/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
     languageOptions: {
       ecmaVersion: 2022,
       sourceType: 'module',
-      globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly' },
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        Buffer: 'readonly',
+        URL: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        setImmediate: 'readonly',
+      },
     },
     rules: {
       // `_name` marks a binding kept on purpose (a destructured field left out, an unused parameter)
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+      ],
     },
   },
   {
@@ -25,10 +50,14 @@ export default tseslint.config(
     rules: {
       // routes get request parts typed by their schema (TypeBox type provider, docs/ARCHITECTURE.md):
       // a cast would let the schema and the handler drift apart unnoticed
-      'no-restricted-syntax': ['error', {
-        selector: "TSAsExpression > MemberExpression[object.name=/^(request|req)$/][property.name=/^(body|params|query)$/]",
-        message: 'Type request parts through the route schema (TypeBox type provider), not with a cast.',
-      }],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            'TSAsExpression > MemberExpression[object.name=/^(request|req)$/][property.name=/^(body|params|query)$/]',
+          message: 'Type request parts through the route schema (TypeBox type provider), not with a cast.',
+        },
+      ],
     },
   },
   {

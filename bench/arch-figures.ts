@@ -89,10 +89,14 @@ function cycles(): string[][] {
 }
 
 const sccs = cycles();
-const pairs = [...edges].flatMap(([a, tos]) => [...tos].filter((b) => a < b && edges.get(b)?.has(a)).map((b) => `${a}<->${b}`));
+const pairs = [...edges].flatMap(([a, tos]) =>
+  [...tos].filter((b) => a < b && edges.get(b)?.has(a)).map((b) => `${a}<->${b}`),
+);
 console.log(`ts files (core/ model/ plugins/): ${files.length}`);
 console.log(`lines per file: median ${median}, max ${lineCounts.at(-1)}`);
 console.log(`casts of request parts: ${casts}`);
-console.log(`cross-group imports: ${crossImports} (group edges: ${[...edges.values()].reduce((n, s) => n + s.size, 0)})`);
+console.log(
+  `cross-group imports: ${crossImports} (group edges: ${[...edges.values()].reduce((n, s) => n + s.size, 0)})`,
+);
 console.log(`groups in import cycles: ${sccs.length === 0 ? 'none' : sccs.map((c) => c.join(',')).join(' | ')}`);
 console.log(`two-way group pairs: ${pairs.length === 0 ? 'none' : pairs.join(' ')}`);

@@ -20,7 +20,9 @@ try {
   const t2 = performance.now();
   await app.proxyConfig.regenerate();
   const t3 = performance.now();
-  process.stdout.write(`${N} resources: build+ready ${(t1 - t0).toFixed(0)} ms, first sync ${(t2 - t1).toFixed(0)} ms (written ${JSON.stringify(report).slice(0, 120)}), generation ${(t3 - t2).toFixed(0)} ms\n`);
+  process.stdout.write(
+    `${N} resources: build+ready ${(t1 - t0).toFixed(0)} ms, first sync ${(t2 - t1).toFixed(0)} ms (written ${JSON.stringify(report).slice(0, 120)}), generation ${(t3 - t2).toFixed(0)} ms\n`,
+  );
   await app.close();
 } finally {
   await stack.close();

@@ -17,9 +17,15 @@ import { openSse } from '../test/events/sse-client.ts';
 
 const edits = Number(process.argv[process.argv.indexOf('--edits') + 1] || 30) || 30;
 const root = await mkdtemp(path.join(tmpdir(), 'sm-bench-events-'));
-const app = await buildApp({ config: testConfig(path.join(root, 'data'), { auth: { mode: 'off' } }), groups: builtinGroups, logger: false });
+const app = await buildApp({
+  config: testConfig(path.join(root, 'data'), { auth: { mode: 'off' } }),
+  groups: builtinGroups,
+  logger: false,
+});
 await app.listen({ port: 0, host: '127.0.0.1' });
-const client = await openSse(`http://127.0.0.1:${(app.server.address() as { port: number }).port}/api/events?types=object`);
+const client = await openSse(
+  `http://127.0.0.1:${(app.server.address() as { port: number }).port}/api/events?types=object`,
+);
 const dir = path.join(app.store.dataDir, 'middlewares');
 await mkdir(dir, { recursive: true });
 
@@ -34,15 +40,29 @@ async function timed(write: () => Promise<void>, id: string): Promise<number> {
 const changes: number[] = [];
 const adds: number[] = [];
 // the first file after startup pays for lazily compiled validators
-const first = await timed(() => writeFile(path.join(dir, 'edited.yaml'), 'name: Edited\ntype: rateLimit\nconfig:\n  average: 0\n'), 'edited');
+const first = await timed(
+  () => writeFile(path.join(dir, 'edited.yaml'), 'name: Edited\ntype: rateLimit\nconfig:\n  average: 0\n'),
+  'edited',
+);
 for (let i = 1; i <= edits; i++) {
   // past the store's 300 ms debounce window, so every edit is a leading-edge read
   await new Promise((resolve) => setTimeout(resolve, 400));
-  changes.push(await timed(() => writeFile(path.join(dir, 'edited.yaml'), `name: Edited\ntype: rateLimit\nconfig:\n  average: ${i}\n`), 'edited'));
-  adds.push(await timed(() => writeFile(path.join(dir, `new-${i}.yaml`), 'name: New\ntype: rateLimit\nconfig:\n  average: 1\n'), `new-${i}`));
+  changes.push(
+    await timed(
+      () => writeFile(path.join(dir, 'edited.yaml'), `name: Edited\ntype: rateLimit\nconfig:\n  average: ${i}\n`),
+      'edited',
+    ),
+  );
+  adds.push(
+    await timed(
+      () => writeFile(path.join(dir, `new-${i}.yaml`), 'name: New\ntype: rateLimit\nconfig:\n  average: 1\n'),
+      `new-${i}`,
+    ),
+  );
 }
 
-const quantile = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))];
+const quantile = (values: number[], q: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))];
 const line = (label: string, values: number[]) =>
   `${label}: p50 ${quantile(values, 0.5).toFixed(1)} ms, p95 ${quantile(values, 0.95).toFixed(1)} ms, max ${Math.max(...values).toFixed(1)} ms (n=${values.length})`;
 console.log(`first hand edit after startup → SSE event: ${first.toFixed(1)} ms`);

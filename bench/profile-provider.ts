@@ -8,8 +8,32 @@ import { wrk, waitFor } from './lib/measure.ts';
 const stack = await createStack(1000);
 const port = await freePort();
 const cfg = path.join(path.dirname(stack.dataDir), 'c.yaml');
-writeFileSync(cfg, stringify({ server: { host: '127.0.0.1', port }, log: { level: 'warn' }, storage: { data_dir: stack.dataDir }, auth: { mode: 'off' }, templates: { seed: false }, datasources: { pangolin_url: stack.pangolinUrl, traefik_url: 'http://127.0.0.1:9', active: 'pangolin' } }));
-const child = spawn('taskset', ['-c', '0', process.execPath, '--cpu-prof', '--cpu-prof-dir', '/tmp/perfprof/out', '--import', 'tsx', path.join(import.meta.dirname, '..', 'plugins', 'main.ts')], { env: { ...process.env, CONFIG_FILE: cfg }, cwd: path.join(import.meta.dirname, '..'), stdio: 'inherit' });
+writeFileSync(
+  cfg,
+  stringify({
+    server: { host: '127.0.0.1', port },
+    log: { level: 'warn' },
+    storage: { data_dir: stack.dataDir },
+    auth: { mode: 'off' },
+    templates: { seed: false },
+    datasources: { pangolin_url: stack.pangolinUrl, traefik_url: 'http://127.0.0.1:9', active: 'pangolin' },
+  }),
+);
+const child = spawn(
+  'taskset',
+  [
+    '-c',
+    '0',
+    process.execPath,
+    '--cpu-prof',
+    '--cpu-prof-dir',
+    '/tmp/perfprof/out',
+    '--import',
+    'tsx',
+    path.join(import.meta.dirname, '..', 'plugins', 'main.ts'),
+  ],
+  { env: { ...process.env, CONFIG_FILE: cfg }, cwd: path.join(import.meta.dirname, '..'), stdio: 'inherit' },
+);
 const url = `http://127.0.0.1:${port}/api/v1/proxy-config`;
 await waitFor(async () => ((await fetch(url)).status === 200 ? true : undefined), 120000, 'up');
 console.log(await wrk(url, child.pid!, { duration: 8, headers: ['Accept-Encoding: gzip'] }));

@@ -44,13 +44,22 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-interface LoadResult { rps: number; p99: number; errors: number; non2xx: number }
+interface LoadResult {
+  rps: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
 
 /** autocannon in a child process, below saturation (few connections), JSON result parsed. */
 async function load(url: string, gzip: boolean): Promise<LoadResult> {
   const cli = path.join(PROJECT_ROOT, 'node_modules', 'autocannon', 'autocannon.js');
   const headers = gzip ? ['-H', 'accept-encoding=gzip'] : [];
-  const { stdout } = await run(process.execPath, [cli, '-j', '-c', String(CONNECTIONS), '-d', String(DURATION), ...headers, url], { maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await run(
+    process.execPath,
+    [cli, '-j', '-c', String(CONNECTIONS), '-d', String(DURATION), ...headers, url],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
   const r = JSON.parse(stdout);
   return { rps: Math.round(r.requests.average), p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
 }
@@ -99,7 +108,8 @@ async function main(): Promise<void> {
     const bare = Fastify();
     bare.get('/config', async (request, reply) => {
       reply.type('application/json; charset=utf-8');
-      if (/gzip/.test(String(request.headers['accept-encoding'] ?? ''))) return reply.header('content-encoding', 'gzip').send(gzBody);
+      if (/gzip/.test(String(request.headers['accept-encoding'] ?? '')))
+        return reply.header('content-encoding', 'gzip').send(gzBody);
       return reply.send(plainBody);
     });
     await bare.listen({ host: '127.0.0.1', port: 0 });
@@ -111,15 +121,25 @@ async function main(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       for (const gzip of [false, true]) {
         const tag = gzip ? 'gzip' : 'plain';
-        for (const [target, url] of round % 2 === 0 ? [['bare', bareUrl], ['provider', appUrl]] : [['provider', appUrl], ['bare', bareUrl]]) {
+        for (const [target, url] of round % 2 === 0
+          ? [
+              ['bare', bareUrl],
+              ['provider', appUrl],
+            ]
+          : [
+              ['provider', appUrl],
+              ['bare', bareUrl],
+            ]) {
           (rounds[`${target} ${tag}`] ??= []).push(await load(url, gzip));
         }
       }
     }
-    const results: Record<string, LoadResult> = Object.fromEntries(Object.entries(rounds).map(([key, list]) => {
-      const sorted = [...list].sort((a, b) => a.rps - b.rps);
-      return [key, sorted[Math.floor(sorted.length / 2)]];
-    }));
+    const results: Record<string, LoadResult> = Object.fromEntries(
+      Object.entries(rounds).map(([key, list]) => {
+        const sorted = [...list].sort((a, b) => a.rps - b.rps);
+        return [key, sorted[Math.floor(sorted.length / 2)]];
+      }),
+    );
     await bare.close();
 
     // edit → served: rewrite one middleware file, poll the endpoint until the ETag changes
@@ -144,16 +164,19 @@ async function main(): Promise<void> {
     const rssMb = process.memoryUsage().rss / 1024 / 1024;
     await app.close();
 
-    const fmt = (r: LoadResult) => `${String(r.rps).padStart(7)} req/s  p99 ${String(r.p99).padStart(4)} ms${r.errors || r.non2xx ? `  (errors ${r.errors}, non-2xx ${r.non2xx})` : ''}`;
+    const fmt = (r: LoadResult) =>
+      `${String(r.rps).padStart(7)} req/s  p99 ${String(r.p99).padStart(4)} ms${r.errors || r.non2xx ? `  (errors ${r.errors}, non-2xx ${r.non2xx})` : ''}`;
     const lines = [
       `Stack Manager provider benchmark — ${N} resources, ${N} middlewares, node ${process.version}, ${CONNECTIONS} connections × ${DURATION} s, median of ${ROUNDS} interleaved rounds`,
       `config: ${(plainBody.length / 1024).toFixed(0)} KiB JSON, ${(gzBody.length / 1024).toFixed(0)} KiB gzip; startup (discovery + first generation): ${bootMs.toFixed(0)} ms`,
-      ...(ROUNDS > 0 ? [
-        `bare Fastify, plain : ${fmt(results['bare plain'])}`,
-        `provider,     plain : ${fmt(results['provider plain'])}   ratio ${(results['provider plain'].rps / results['bare plain'].rps).toFixed(2)}`,
-        `bare Fastify, gzip  : ${fmt(results['bare gzip'])}`,
-        `provider,     gzip  : ${fmt(results['provider gzip'])}   ratio ${(results['provider gzip'].rps / results['bare gzip'].rps).toFixed(2)}`,
-      ] : ['load: skipped (--rounds 0)']),
+      ...(ROUNDS > 0
+        ? [
+            `bare Fastify, plain : ${fmt(results['bare plain'])}`,
+            `provider,     plain : ${fmt(results['provider plain'])}   ratio ${(results['provider plain'].rps / results['bare plain'].rps).toFixed(2)}`,
+            `bare Fastify, gzip  : ${fmt(results['bare gzip'])}`,
+            `provider,     gzip  : ${fmt(results['provider gzip'])}   ratio ${(results['provider gzip'].rps / results['bare gzip'].rps).toFixed(2)}`,
+          ]
+        : ['load: skipped (--rounds 0)']),
       `edit → served (${EDITS} edits): p50 ${percentile(edits, 50).toFixed(0)} ms, p95 ${percentile(edits, 95).toFixed(0)} ms`,
       `regeneration after a middleware edit (generate + JSON + ETag): median ${percentile(regen, 50).toFixed(1)} ms, min ${regen[0].toFixed(1)} ms`,
       `cold regeneration (no memo, no JSON fragments): median ${percentile(cold, 50).toFixed(1)} ms, min ${cold[0].toFixed(1)} ms`,

@@ -28,10 +28,18 @@ const stack = await createStack(n);
 const started = performance.now();
 const child = spawn(process.execPath, [main], {
   env: {
-    PATH: process.env.PATH, CONFIG_FILE: path.join(PROJECT_ROOT, 'test', 'helpers', 'empty.yaml'), LOG_LEVEL: 'info',
-    DATA_DIR: stack.dataDir, BACKUP_DIR: path.join(stack.dataDir, '..', 'backups'), PLUGINS_DIR: path.join(stack.dataDir, '..', 'no-plugins'),
+    PATH: process.env.PATH,
+    CONFIG_FILE: path.join(PROJECT_ROOT, 'test', 'helpers', 'empty.yaml'),
+    LOG_LEVEL: 'info',
+    DATA_DIR: stack.dataDir,
+    BACKUP_DIR: path.join(stack.dataDir, '..', 'backups'),
+    PLUGINS_DIR: path.join(stack.dataDir, '..', 'no-plugins'),
     ...(process.env.NODE_OPTIONS ? { NODE_OPTIONS: process.env.NODE_OPTIONS } : {}),
-    HOST: '127.0.0.1', PORT: '0', AUTH_MODE: 'off', PANGOLIN_URL: stack.config.datasources.pangolin_url, TRAEFIK_API_URL: 'http://127.0.0.1:9',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    AUTH_MODE: 'off',
+    PANGOLIN_URL: stack.config.datasources.pangolin_url,
+    TRAEFIK_API_URL: 'http://127.0.0.1:9',
   },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
@@ -54,17 +62,21 @@ for (;;) {
 const ready = memory(child.pid!);
 const readyMs = performance.now() - started;
 for (let i = 0; i < 200; i++) {
-  const response = await fetch(`${base}/api/v1/proxy-config`, { headers: { 'accept-encoding': i % 2 ? 'gzip' : 'identity' } });
+  const response = await fetch(`${base}/api/v1/proxy-config`, {
+    headers: { 'accept-encoding': i % 2 ? 'gzip' : 'identity' },
+  });
   await response.arrayBuffer();
 }
 const polled = memory(child.pid!);
 child.kill('SIGTERM');
 const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
 await stack.close();
-console.log([
-  `resources: ${n}  (node ${process.version}, node dist/plugins/main.js${process.env.NODE_OPTIONS ? `, NODE_OPTIONS=${process.env.NODE_OPTIONS}` : ''})`,
-  `ready (startup sync + first generation served): ${(readyMs / 1000).toFixed(1)} s`,
-  `RSS when ready: ${ready.rss.toFixed(0)} MiB (peak ${ready.peak.toFixed(0)} MiB)`,
-  `RSS after 200 provider polls: ${polled.rss.toFixed(0)} MiB (peak ${polled.peak.toFixed(0)} MiB)`,
-  `exit code after SIGTERM: ${code}`,
-].join('\n'));
+console.log(
+  [
+    `resources: ${n}  (node ${process.version}, node dist/plugins/main.js${process.env.NODE_OPTIONS ? `, NODE_OPTIONS=${process.env.NODE_OPTIONS}` : ''})`,
+    `ready (startup sync + first generation served): ${(readyMs / 1000).toFixed(1)} s`,
+    `RSS when ready: ${ready.rss.toFixed(0)} MiB (peak ${ready.peak.toFixed(0)} MiB)`,
+    `RSS after 200 provider polls: ${polled.rss.toFixed(0)} MiB (peak ${polled.peak.toFixed(0)} MiB)`,
+    `exit code after SIGTERM: ${code}`,
+  ].join('\n'),
+);

@@ -31,7 +31,8 @@ for (const name of rows) {
   process.stderr.write(`${name}…\n`);
   let out: Row[];
   if (name === 'provider') out = await providerRow({ resources, rounds, duration });
-  else if (name === 'startup') out = await startupRow({ resources: arg('startup-resources', String(resources)).split(',').map(Number) });
+  else if (name === 'startup')
+    out = await startupRow({ resources: arg('startup-resources', String(resources)).split(',').map(Number) });
   else if (name === 'logs') out = await logsRow({ lines: logLines, dir: logDir, rounds: Math.min(rounds, 3) });
   else if (name === 'backup') out = await backupRow({ resources: backupResources, rounds: Math.min(rounds, 3) });
   else throw new Error(`unknown row ${name}: provider, startup, logs, backup`);

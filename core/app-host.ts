@@ -40,9 +40,15 @@ export class AppHost {
    * `starting` answers while no instance exists yet (the first build): the server can listen before
    * the app is built and serve what is known without it (core/early-server.ts).
    */
-  constructor(private readonly build: InstanceBuilder, private readonly logger: FastifyBaseLogger, private readonly starting?: Handler) {
+  constructor(
+    private readonly build: InstanceBuilder,
+    private readonly logger: FastifyBaseLogger,
+    private readonly starting?: Handler,
+  ) {
     this.server = http.createServer((req, res) => this.dispatch(req, res));
-    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.dispatchUpgrade(req, socket, head));
+    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+      this.dispatchUpgrade(req, socket, head),
+    );
   }
 
   get generation(): number {
@@ -63,7 +69,9 @@ export class AppHost {
   reload(): Promise<boolean> {
     if (this.closing) return Promise.resolve(false);
     // reloads never overlap: a change during a reload is picked up by the next one
-    this.reloading ??= this.swap().finally(() => { this.reloading = null; });
+    this.reloading ??= this.swap().finally(() => {
+      this.reloading = null;
+    });
     return this.reloading;
   }
 
@@ -125,7 +133,9 @@ export class AppHost {
       return;
     }
     if (!instance) {
-      res.writeHead(503, { 'content-type': 'application/json; charset=utf-8' }).end('{"id":"unhealthy","message":"the server is shutting down"}');
+      res
+        .writeHead(503, { 'content-type': 'application/json; charset=utf-8' })
+        .end('{"id":"unhealthy","message":"the server is shutting down"}');
       return;
     }
     instance.inFlight++;
@@ -156,7 +166,10 @@ export class AppHost {
     if (old.inFlight > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, DRAIN_MS);
-        old.drained = () => { clearTimeout(timer); resolve(); };
+        old.drained = () => {
+          clearTimeout(timer);
+          resolve();
+        };
       });
     }
     await old.app.close().catch((err) => this.logger.error({ err }, 'closing the previous instance failed'));

@@ -32,7 +32,14 @@ export interface BuildOptions {
   serverFactory?: FastifyServerOptions['serverFactory'];
 }
 
-const REDACT = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie', '*.password', '*.token', '*.p12_password'];
+const REDACT = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'req.headers.cookie',
+  '*.password',
+  '*.token',
+  '*.p12_password',
+];
 
 /** Hides `access_token` query values in logged URLs (API.md §2.3). */
 export function redactUrl(url: string): string {
@@ -67,7 +74,10 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     // the router rejects over-long parameters and bad percent-encoding before any hook runs
     frameworkErrors: (error, request, reply) => {
       reply.header('api-version', API_VERSION).header('vary', 'Accept').header('x-request-id', request.id);
-      const message = error.code === 'FST_ERR_BAD_URL' ? 'the URL path is not valid (bad percent-encoding)' : 'a path parameter is too long';
+      const message =
+        error.code === 'FST_ERR_BAD_URL'
+          ? 'the URL path is not valid (bad percent-encoding)'
+          : 'a path parameter is too long';
       return sendError(reply, errors.validation(message, [{ path: '/params', message }]));
     },
   }) as unknown as FastifyInstance;
@@ -88,7 +98,10 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   app.decorate('cluster', options.cluster ?? standalone());
   const lifecycle: Lifecycle = { restarting: false, retiring: new Set() };
   app.decorate('lifecycle', lifecycle);
-  app.addHook('preClose', (done) => { retire(lifecycle); done(); });
+  app.addHook('preClose', (done) => {
+    retire(lifecycle);
+    done();
+  });
   const store = await openStore({ dataDir: config.storage.data_dir, logger: app.log.child({ component: 'store' }) });
   app.decorate('store', store);
   app.addHook('onClose', async () => store.close());
@@ -99,7 +112,11 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(authPlugin);
     await app.register(auditPlugin);
     for (const group of options.groups) await app.register(group.plugin, { config });
-    await app.register(pluginLoader, { config, builtinGroups: options.groups.map((group) => group.name), generation: options.generation ?? 1 });
+    await app.register(pluginLoader, {
+      config,
+      builtinGroups: options.groups.map((group) => group.name),
+      generation: options.generation ?? 1,
+    });
   } catch (err) {
     // nobody gets the instance to close: release the store (watcher) and what the groups opened
     await app.close().catch(() => store.close());
@@ -118,7 +135,11 @@ function installJsonParser(app: FastifyInstance): void {
       if (err) return done(errors.invalidJson(), undefined);
       // JSON.parse turns 1e309 into Infinity: no field of any body may hold it (API.md §2.1)
       const at = nonFiniteNumberAt(value, '');
-      if (at !== null) return done(validationError([{ path: at, message: 'must be a finite number (received a number beyond ±1.8e308)' }]), undefined);
+      if (at !== null)
+        return done(
+          validationError([{ path: at, message: 'must be a finite number (received a number beyond ±1.8e308)' }]),
+          undefined,
+        );
       done(null, value);
     });
   });
@@ -127,4 +148,3 @@ function installJsonParser(app: FastifyInstance): void {
     done(errors.unsupportedMediaType(String(request.headers['content-type'] ?? '')), undefined);
   });
 }
-

@@ -33,16 +33,19 @@ const SECRET_QUERY_KEY = /^(access_token|token|password|passwd|secret|api_?key|k
 export function redactQuery(url: string): string {
   const start = url.indexOf('?');
   if (start < 0) return url;
-  const pairs = url.slice(start + 1).split('&').map((pair) => {
-    const [key, ...value] = pair.split('=');
-    let name = key;
-    try {
-      name = decodeURIComponent(key.replaceAll('+', ' '));
-    } catch {
-      // an undecodable key is compared as sent
-    }
-    return value.length > 0 && SECRET_QUERY_KEY.test(name) ? `${key}=***` : pair;
-  });
+  const pairs = url
+    .slice(start + 1)
+    .split('&')
+    .map((pair) => {
+      const [key, ...value] = pair.split('=');
+      let name = key;
+      try {
+        name = decodeURIComponent(key.replaceAll('+', ' '));
+      } catch {
+        // an undecodable key is compared as sent
+      }
+      return value.length > 0 && SECRET_QUERY_KEY.test(name) ? `${key}=***` : pair;
+    });
   return `${url.slice(0, start + 1)}${pairs.join('&')}`;
 }
 
@@ -50,7 +53,12 @@ export function redactQuery(url: string): string {
 export class AuditLog {
   private tail: Promise<void> = Promise.resolve();
 
-  constructor(readonly file: string, private readonly log: AuditLogger, private readonly maxBytes = AUDIT_MAX_BYTES, private readonly keep = AUDIT_KEEP) {}
+  constructor(
+    readonly file: string,
+    private readonly log: AuditLogger,
+    private readonly maxBytes = AUDIT_MAX_BYTES,
+    private readonly keep = AUDIT_KEEP,
+  ) {}
 
   /** Queues one entry; write errors are logged, never thrown into the request. */
   append(entry: AuditEntry): void {
@@ -66,7 +74,10 @@ export class AuditLog {
   }
 
   private async write(line: string): Promise<void> {
-    const size = await stat(this.file).then((s) => s.size, () => 0);
+    const size = await stat(this.file).then(
+      (s) => s.size,
+      () => 0,
+    );
     if (size > 0 && size + Buffer.byteLength(line) > this.maxBytes) await this.rotate();
     await appendFile(this.file, line, { mode: 0o644 });
   }
@@ -74,7 +85,8 @@ export class AuditLog {
   /** audit.log → .1 → .2 … ; the oldest (.keep) is dropped. */
   private async rotate(): Promise<void> {
     await unlink(`${this.file}.${this.keep}`).catch(() => undefined);
-    for (let n = this.keep - 1; n >= 1; n--) await rename(`${this.file}.${n}`, `${this.file}.${n + 1}`).catch(() => undefined);
+    for (let n = this.keep - 1; n >= 1; n--)
+      await rename(`${this.file}.${n}`, `${this.file}.${n + 1}`).catch(() => undefined);
     await rename(this.file, `${this.file}.1`);
   }
 }
@@ -116,7 +128,12 @@ async function audit(app: FastifyInstance): Promise<void> {
   // callback style: it runs after every request, reads included, so no promise per request
   app.addHook('onResponse', (request, reply, done) => {
     // Reads are not audited; OPTIONS is a CORS preflight, not a write.
-    if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS' || request.routeOptions.config?.audit === false) {
+    if (
+      request.method === 'GET' ||
+      request.method === 'HEAD' ||
+      request.method === 'OPTIONS' ||
+      request.routeOptions.config?.audit === false
+    ) {
       done();
       return;
     }
@@ -134,4 +151,8 @@ async function audit(app: FastifyInstance): Promise<void> {
   });
 }
 
-export default fp(audit, { name: 'audit', dependencies: ['auth'], decorators: { fastify: ['config', 'store', 'now'] } });
+export default fp(audit, {
+  name: 'audit',
+  dependencies: ['auth'],
+  decorators: { fastify: ['config', 'store', 'now'] },
+});

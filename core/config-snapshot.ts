@@ -32,9 +32,20 @@ export async function readConfigSnapshot(dataDir: string): Promise<ConfigSnapsho
   const newline = data.indexOf(0x0a);
   if (newline < 0) return null;
   try {
-    const meta = JSON.parse(data.toString('utf8', 0, newline)) as { format?: number; etag?: unknown; generated_at?: unknown; bytes?: unknown };
+    const meta = JSON.parse(data.toString('utf8', 0, newline)) as {
+      format?: number;
+      etag?: unknown;
+      generated_at?: unknown;
+      bytes?: unknown;
+    };
     const body = data.subarray(newline + 1);
-    if (meta.format !== 1 || typeof meta.etag !== 'string' || typeof meta.generated_at !== 'string' || meta.bytes !== body.length) return null;
+    if (
+      meta.format !== 1 ||
+      typeof meta.etag !== 'string' ||
+      typeof meta.generated_at !== 'string' ||
+      meta.bytes !== body.length
+    )
+      return null;
     return { etag: meta.etag, generatedAt: meta.generated_at, body };
   } catch {
     return null;
@@ -46,7 +57,12 @@ export async function writeConfigSnapshot(dataDir: string, snapshot: ConfigSnaps
   const target = path.join(dataDir, FILE);
   await mkdir(path.dirname(target), { recursive: true });
   const temp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
-  const meta = JSON.stringify({ format: 1, etag: snapshot.etag, generated_at: snapshot.generatedAt, bytes: snapshot.body.length });
+  const meta = JSON.stringify({
+    format: 1,
+    etag: snapshot.etag,
+    generated_at: snapshot.generatedAt,
+    bytes: snapshot.body.length,
+  });
   try {
     await writeFile(temp, Buffer.concat([Buffer.from(`${meta}\n`), snapshot.body]), { mode: 0o600 });
     await rename(temp, target);

@@ -4,9 +4,24 @@ import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
 
 export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS'];
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Accept', 'If-Match', 'If-None-Match', 'X-Request-Id'];
+export const CORS_ALLOWED_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'Accept',
+  'If-Match',
+  'If-None-Match',
+  'X-Request-Id',
+];
 export const CORS_EXPOSED_HEADERS = [
-  'ETag', 'Location', 'Link', 'X-Total-Count', 'API-Version', 'X-Request-Id', 'X-Config-Stale', 'X-Restart-Required', 'X-Catalogue-Stale',
+  'ETag',
+  'Location',
+  'Link',
+  'X-Total-Count',
+  'API-Version',
+  'X-Request-Id',
+  'X-Config-Stale',
+  'X-Restart-Required',
+  'X-Catalogue-Stale',
 ];
 const PREFLIGHT_MAX_AGE_S = 600;
 

@@ -54,20 +54,26 @@ function deadOnThisHost(owner: LockOwner | null): boolean {
 }
 
 function describe(owner: LockOwner | null): string {
-  return owner ? `pid ${owner.pid} on host ${owner.host}, started ${owner.started_at}` : 'a process that has not recorded itself yet';
+  return owner
+    ? `pid ${owner.pid} on host ${owner.host}, started ${owner.started_at}`
+    : 'a process that has not recorded itself yet';
 }
 
 /** Takes the data dir's lock or throws a StartupError naming the lock file and the holder. */
-export async function lockDataDir(dataDir: string, options: { onLost?: (err: Error) => void } = {}): Promise<DataDirLock> {
+export async function lockDataDir(
+  dataDir: string,
+  options: { onLost?: (err: Error) => void } = {},
+): Promise<DataDirLock> {
   const lockPath = path.join(dataDir, LOCK_NAME);
-  const take = () => lockfile.lock(dataDir, {
-    lockfilePath: lockPath,
-    realpath: false,
-    stale: STALE_MS,
-    update: STALE_MS / 3,
-    retries: 0,
-    onCompromised: (err) => options.onLost?.(err),
-  });
+  const take = () =>
+    lockfile.lock(dataDir, {
+      lockfilePath: lockPath,
+      realpath: false,
+      stale: STALE_MS,
+      update: STALE_MS / 3,
+      retries: 0,
+      onCompromised: (err) => options.onLost?.(err),
+    });
   let release: () => Promise<void>;
   try {
     release = await take();
@@ -75,8 +81,10 @@ export async function lockDataDir(dataDir: string, options: { onLost?: (err: Err
     if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
     const owner = readOwner(dataDir);
     if (!deadOnThisHost(owner)) {
-      throw new StartupError(`data dir ${path.resolve(dataDir)} is in use: lock ${lockPath} is held by ${describe(owner)}; `
-        + 'only one Stack Manager may write a data dir (stop the other one, or remove the lock if that process is gone)');
+      throw new StartupError(
+        `data dir ${path.resolve(dataDir)} is in use: lock ${lockPath} is held by ${describe(owner)}; ` +
+          'only one Stack Manager may write a data dir (stop the other one, or remove the lock if that process is gone)',
+      );
     }
     rmSync(lockPath, { recursive: true, force: true });
     release = await take();

@@ -13,13 +13,29 @@ import { APP_VERSION } from './version.ts';
 const JSON_TYPE = 'application/json; charset=utf-8';
 const sha = (s: string) => createHash('sha256').update(s).digest();
 
-export function earlyHandler(snapshot: ConfigSnapshot | null, providerToken: string): (req: IncomingMessage, res: ServerResponse) => void {
+export function earlyHandler(
+  snapshot: ConfigSnapshot | null,
+  providerToken: string,
+): (req: IncomingMessage, res: ServerResponse) => void {
   const started = Date.now();
   const gzip = snapshot && snapshot.body.length > 1024 ? gzipSync(snapshot.body) : null;
   const common = (_req: IncomingMessage) => ({ 'api-version': '1', 'x-request-id': randomUUID(), vary: 'Accept' });
-  const json = (req: IncomingMessage, res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}) => {
+  const json = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    status: number,
+    body: unknown,
+    extra: Record<string, string> = {},
+  ) => {
     const data = JSON.stringify(body);
-    res.writeHead(status, { ...common(req), 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(data), ...extra }).end(req.method === 'HEAD' ? undefined : data);
+    res
+      .writeHead(status, {
+        ...common(req),
+        'content-type': JSON_TYPE,
+        'content-length': Buffer.byteLength(data),
+        ...extra,
+      })
+      .end(req.method === 'HEAD' ? undefined : data);
   };
   return (req, res) => {
     const url = (req.url ?? '/').split('?')[0];
@@ -35,15 +51,27 @@ export function earlyHandler(snapshot: ConfigSnapshot | null, providerToken: str
       if (providerToken !== '') {
         const match = /^Bearer +(\S+)$/i.exec(String(req.headers.authorization ?? ''));
         if (!match || !timingSafeEqual(sha(match[1]), sha(providerToken))) {
-          json(req, res, 503, { id: 'unhealthy', message: 'the server is starting: only provider.token requests are served yet' }, { 'retry-after': '1' });
+          json(
+            req,
+            res,
+            503,
+            { id: 'unhealthy', message: 'the server is starting: only provider.token requests are served yet' },
+            { 'retry-after': '1' },
+          );
           return;
         }
       }
       const headers: Record<string, string | number> = {
-        ...common(req), etag: snapshot.etag, 'cache-control': 'no-cache', vary: 'Accept, Accept-Encoding',
-        'x-config-generated-at': snapshot.generatedAt, 'x-config-stale': 'true',
+        ...common(req),
+        etag: snapshot.etag,
+        'cache-control': 'no-cache',
+        vary: 'Accept, Accept-Encoding',
+        'x-config-generated-at': snapshot.generatedAt,
+        'x-config-stale': 'true',
       };
-      const tags = String(req.headers['if-none-match'] ?? '').split(',').map((t) => t.trim().replace(/^W\//, ''));
+      const tags = String(req.headers['if-none-match'] ?? '')
+        .split(',')
+        .map((t) => t.trim().replace(/^W\//, ''));
       if (tags.includes(snapshot.etag) || tags.includes('*')) {
         res.writeHead(304, headers).end();
         return;
@@ -51,7 +79,13 @@ export function earlyHandler(snapshot: ConfigSnapshot | null, providerToken: str
       const accept = String(req.headers['accept-encoding'] ?? '');
       const zipped = gzip !== null && /\bgzip\b/i.test(accept) && !/\bgzip\s*;\s*q=0(\.0*)?\s*(,|$)/i.test(accept);
       const body = zipped ? gzip : snapshot.body;
-      res.writeHead(200, { ...headers, 'content-type': JSON_TYPE, 'content-length': body.length, ...(zipped ? { 'content-encoding': 'gzip' } : {}) })
+      res
+        .writeHead(200, {
+          ...headers,
+          'content-type': JSON_TYPE,
+          'content-length': body.length,
+          ...(zipped ? { 'content-encoding': 'gzip' } : {}),
+        })
         .end(req.method === 'HEAD' ? undefined : body);
       return;
     }

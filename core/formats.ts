@@ -10,7 +10,15 @@ export const MAX_GO_DURATION_NS = 9_223_372_036_854_775_807n;
 /** Whole seconds a Go `time.Duration` holds (integer-seconds fields in Traefik objects). */
 export const MAX_GO_DURATION_S = 9_223_372_036;
 
-const UNIT_NS: Record<string, bigint> = { ns: 1n, us: 1_000n, µs: 1_000n, ms: 1_000_000n, s: 1_000_000_000n, m: 60_000_000_000n, h: 3_600_000_000_000n };
+const UNIT_NS: Record<string, bigint> = {
+  ns: 1n,
+  us: 1_000n,
+  µs: 1_000n,
+  ms: 1_000_000n,
+  s: 1_000_000_000n,
+  m: 60_000_000_000n,
+  h: 3_600_000_000_000n,
+};
 const SYNTAX = /^(0|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$/;
 const PART = /([0-9]+)(?:\.([0-9]+))?(ns|us|µs|ms|s|m|h)/g;
 

@@ -14,11 +14,17 @@ export class RequestLogController extends LogController {
   override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
     const responseTime = Math.round(reply.elapsedTime * 10) / 10;
     if (error) {
-      reply.log.error({ req: request, res: { statusCode: reply.statusCode }, err: error, responseTime }, 'request errored');
+      reply.log.error(
+        { req: request, res: { statusCode: reply.statusCode }, err: error, responseTime },
+        'request errored',
+      );
       return;
     }
     const access = request.is404 ? null : request.routeOptions.config?.auth;
     const machine = (access === 'provider' || access === 'public') && reply.statusCode < 400;
-    reply.log[machine ? 'debug' : 'info']({ req: request, res: { statusCode: reply.statusCode }, responseTime }, 'request completed');
+    reply.log[machine ? 'debug' : 'info'](
+      { req: request, res: { statusCode: reply.statusCode }, responseTime },
+      'request completed',
+    );
   }
 }

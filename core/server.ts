@@ -26,7 +26,9 @@ function exitOnSetupError(err: unknown): never | void {
   }
   // a file deep inside the data dir that this user may not write (a partial chown)
   if (isPermissionError(err) && err.path) {
-    process.stderr.write(`stack-manager: ${err.path} is not writable by ${whoAmI()}: ${err.code}; check the ownership of storage.data_dir (DATA_DIR) and backup.dir (BACKUP_DIR)\n`);
+    process.stderr.write(
+      `stack-manager: ${err.path} is not writable by ${whoAmI()}: ${err.code}; check the ownership of storage.data_dir (DATA_DIR) and backup.dir (BACKUP_DIR)\n`,
+    );
     process.exit(78);
   }
 }
@@ -36,7 +38,11 @@ async function prepareDirs(config: AppConfig, logger: Logger): Promise<DataDirLo
   ensureWritableDir({ key: 'storage.data_dir', env: 'DATA_DIR', dir: config.storage.data_dir });
   ensureWritableDir({ key: 'backup.dir', env: 'BACKUP_DIR', dir: config.backup.dir });
   return lockDataDir(config.storage.data_dir, {
-    onLost: (err) => logger.error({ err: { message: err.message } }, 'the data dir lock was lost (removed or not refreshed): another process may take it'),
+    onLost: (err) =>
+      logger.error(
+        { err: { message: err.message } },
+        'the data dir lock was lost (removed or not refreshed): another process may take it',
+      ),
   });
 }
 
@@ -67,19 +73,33 @@ export async function runServer(groupsOrLoader: BuiltinGroup[] | (() => Promise<
   const loadGroups = async () => (groups ??= await (groupsOrLoader as () => Promise<BuiltinGroup[]>)());
   // the election lives as long as the process: hot reloads build new instances on the same membership
   const cluster = joinCluster(config.cluster, logger);
-  const host = new AppHost(async (generation, serverFactory) => buildApp({ config, groups: await loadGroups(), generation, serverFactory, cluster }), logger,
-    earlyHandler(snapshot, config.provider.token));
+  const host = new AppHost(
+    async (generation, serverFactory) =>
+      buildApp({ config, groups: await loadGroups(), generation, serverFactory, cluster }),
+    logger,
+    earlyHandler(snapshot, config.provider.token),
+  );
   await new Promise<void>((resolve, reject) => {
     host.server.once('error', reject);
     host.server.listen(config.server.port, config.server.host, () => resolve());
   }).catch(async (err) => {
     await lock?.release();
-    process.stderr.write(`stack-manager: cannot listen on ${config.server.host}:${config.server.port} (server.host/HOST, server.port/PORT): ${(err as Error).message}\n`);
+    process.stderr.write(
+      `stack-manager: cannot listen on ${config.server.host}:${config.server.port} (server.host/HOST, server.port/PORT): ${(err as Error).message}\n`,
+    );
     process.exit(78);
   });
   const address = host.server.address() as AddressInfo;
-  logger.info({ host: config.server.host, port: address.port, pid: process.pid, data_dir: config.storage.data_dir, snapshot: snapshot?.etag ?? null },
-    'Stack Manager listening, starting');
+  logger.info(
+    {
+      host: config.server.host,
+      port: address.port,
+      pid: process.pid,
+      data_dir: config.storage.data_dir,
+      snapshot: snapshot?.etag ?? null,
+    },
+    'Stack Manager listening, starting',
+  );
   // signals are handled from the moment we listen: a SIGTERM while the app is still being built
   // waits for the build, then closes it cleanly (exit 0 and the last log line, as after startup)
   let watcher: Awaited<ReturnType<typeof watchPluginsDir>> | null = null;

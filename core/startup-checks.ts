@@ -31,9 +31,12 @@ export function isPermissionError(err: unknown): err is NodeJS.ErrnoException {
 
 function notWritable(setting: DirSetting, err: NodeJS.ErrnoException, what: string): StartupError {
   const dir = path.resolve(setting.dir);
-  const fix = err.code === 'EROFS'
-    ? 'mount it read-write'
-    : typeof process.getuid === 'function' ? `make it writable, e.g. chown -R ${process.getuid()}:${process.getgid?.()} ${dir}` : 'make it writable';
+  const fix =
+    err.code === 'EROFS'
+      ? 'mount it read-write'
+      : typeof process.getuid === 'function'
+        ? `make it writable, e.g. chown -R ${process.getuid()}:${process.getgid?.()} ${dir}`
+        : 'make it writable';
   return new StartupError(`${setting.key} (${setting.env}) ${dir} ${what} by ${whoAmI()}: ${err.code}; ${fix}`);
 }
 

@@ -25,15 +25,22 @@ export function logAccessSummary(app: FastifyInstance, logger: Logger): void {
   const tokenFile = path.join(app.store.dataDir, INITIAL_ADMIN_FILE);
   const adminTokenFile = mode !== 'off' && existsSync(tokenFile) ? path.resolve(tokenFile) : null;
   const openRoutes = mode === 'off' ? `all ${open.length} routes` : byClass;
-  logger.info({ auth_mode: mode, admin_token_file: adminTokenFile, open_routes: openRoutes },
-    adminTokenFile ? `auth.mode ${mode}: the initial admin token is in ${adminTokenFile}; open_routes answer without a token`
-      : `auth.mode ${mode}: open_routes answer without a token`);
+  logger.info(
+    { auth_mode: mode, admin_token_file: adminTokenFile, open_routes: openRoutes },
+    adminTokenFile
+      ? `auth.mode ${mode}: the initial admin token is in ${adminTokenFile}; open_routes answer without a token`
+      : `auth.mode ${mode}: open_routes answer without a token`,
+  );
   const beyondPublic = open.filter((route) => route.access !== 'public');
   const { host } = app.config.server;
   if (beyondPublic.length > 0 && !isLoopback(host)) {
     const classes = [...new Set(beyondPublic.map((route) => route.access))];
-    logger.warn({ auth_mode: mode, host, classes, routes: beyondPublic.length },
-      `${beyondPublic.length} routes (${classes.join(', ')}) answer without a token on ${host}, which is not loopback: `
-      + (mode === 'off' ? 'set AUTH_MODE=ops or all, or HOST=127.0.0.1' : 'set AUTH_MODE=all (and PROVIDER_TOKEN for the provider endpoint), or listen on loopback only'));
+    logger.warn(
+      { auth_mode: mode, host, classes, routes: beyondPublic.length },
+      `${beyondPublic.length} routes (${classes.join(', ')}) answer without a token on ${host}, which is not loopback: ` +
+        (mode === 'off'
+          ? 'set AUTH_MODE=ops or all, or HOST=127.0.0.1'
+          : 'set AUTH_MODE=all (and PROVIDER_TOKEN for the provider endpoint), or listen on loopback only'),
+    );
   }
 }

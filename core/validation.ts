@@ -39,7 +39,18 @@ function finiteOnly(validate: ValidateFunction): ValidateFunction {
       return false;
     }
     const at = nonFiniteNumberAt(data, '');
-    check.errors = at === null ? null : [{ instancePath: at, schemaPath: '#', keyword: 'type', params: { type: 'number' }, message: 'must be a finite number' }];
+    check.errors =
+      at === null
+        ? null
+        : [
+            {
+              instancePath: at,
+              schemaPath: '#',
+              keyword: 'type',
+              params: { type: 'number' },
+              message: 'must be a finite number',
+            },
+          ];
     return at === null;
   }) as ValidateFunction;
   return check;

@@ -20,7 +20,12 @@ type FieldForms = ReadonlyArray<readonly [field: string, form: Form]>;
 
 /** Each field under its own name and under `<prefix><field>`, the old client's name for it. */
 function withPrefixedAliases(prefix: string, fields: FieldForms): Record<string, Alias> {
-  return Object.fromEntries(fields.flatMap(([field, form]) => [[field, { to: field, form }], [`${prefix}${field}`, { to: field, form }]]));
+  return Object.fromEntries(
+    fields.flatMap(([field, form]) => [
+      [field, { to: field, form }],
+      [`${prefix}${field}`, { to: field, form }],
+    ]),
+  );
 }
 
 /** Per body: field (canonical or alias) → canonical field and how its value is read. */
@@ -32,7 +37,11 @@ const FIELDS: Record<BodyKind, Record<string, Alias>> = {
     options: { to: 'options', form: 'text' },
   },
   tcp: {
-    ...withPrefixedAliases('tcp_', [['enabled', 'json'], ['entrypoints', 'list'], ['sni_rule', 'text']]),
+    ...withPrefixedAliases('tcp_', [
+      ['enabled', 'json'],
+      ['entrypoints', 'list'],
+      ['sni_rule', 'text'],
+    ]),
     service_id: { to: 'service_id', form: 'text' },
   },
   headers: {
@@ -43,7 +52,12 @@ const FIELDS: Record<BodyKind, Record<string, Alias>> = {
   priority: { priority: { to: 'priority', form: 'json' }, router_priority: { to: 'priority', form: 'json' } },
   mtls: withPrefixedAliases('mtls_', [['enabled', 'json']]),
   mtlswhitelist: withPrefixedAliases('mtls_', [
-    ['rules', 'json'], ['request_headers', 'json'], ['reject_message', 'text'], ['reject_code', 'json'], ['refresh_interval', 'interval'], ['external_data', 'json'],
+    ['rules', 'json'],
+    ['request_headers', 'json'],
+    ['reject_message', 'text'],
+    ['reject_code', 'json'],
+    ['refresh_interval', 'interval'],
+    ['external_data', 'json'],
   ]),
   external: { middleware_name: { to: 'name', form: 'text' } },
 };
@@ -60,14 +74,22 @@ function fromJsonText(value: unknown): unknown {
   }
 }
 
-const commaList = (text: string): string[] => text.split(',').map((part) => part.trim()).filter((part) => part !== '');
+const commaList = (text: string): string[] =>
+  text
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
 
 function convert(form: Form, value: unknown): unknown {
   switch (form) {
     case 'list':
       return typeof value === 'string' ? (value.trim() === '' ? null : commaList(value)) : value;
     case 'domains':
-      return typeof value === 'string' ? (value.trim() === '' ? null : commaList(value).map((main) => ({ main }))) : value;
+      return typeof value === 'string'
+        ? value.trim() === ''
+          ? null
+          : commaList(value).map((main) => ({ main }))
+        : value;
     case 'text':
       // the old client sends "" for "not set"
       return value === '' ? null : value;
@@ -103,6 +125,7 @@ export function normalizeAliases(kind: BodyKind, body: Body): Body {
 export function aliasHook(kind: BodyKind) {
   return async (request: FastifyRequest): Promise<void> => {
     const body = request.body;
-    if (typeof body === 'object' && body !== null && !Array.isArray(body)) request.body = normalizeAliases(kind, body as Body);
+    if (typeof body === 'object' && body !== null && !Array.isArray(body))
+      request.body = normalizeAliases(kind, body as Body);
   };
 }

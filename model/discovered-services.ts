@@ -29,7 +29,9 @@ const SERVICE_TYPES = ['loadBalancer', 'weighted', 'mirroring', 'failover', 'hig
 
 function serviceOf(name: string, provider: string, protocol: ServiceProtocol, value: JsonObject): UpstreamService[] {
   const type = SERVICE_TYPES.find((candidate) => isObject(value[candidate]));
-  return type ? [{ key: `${name}@${provider}`, name, provider, protocol, type, config: value[type] as JsonObject }] : [];
+  return type
+    ? [{ key: `${name}@${provider}`, name, provider, protocol, type, config: value[type] as JsonObject }]
+    : [];
 }
 
 /** Services of a Pangolin body (`http|tcp|udp.services`), all `@http`. */
@@ -39,7 +41,9 @@ export function servicesFromPangolin(body: unknown): UpstreamService[] {
     const section = body[protocol];
     const services = isObject(section) ? section.services : undefined;
     if (!isObject(services)) return [];
-    return Object.entries(services).flatMap(([name, value]) => (isObject(value) ? serviceOf(name, 'http', protocol, value) : []));
+    return Object.entries(services).flatMap(([name, value]) =>
+      isObject(value) ? serviceOf(name, 'http', protocol, value) : [],
+    );
   });
 }
 
@@ -63,27 +67,35 @@ export interface DiscoveredServicesOptions {
 }
 
 /** Discovered services with ids (API.md §4.3): provider `internal` and our own objects left out. */
-export function discoveredServicesFrom(services: UpstreamService[], options: DiscoveredServicesOptions = {}): DiscoveredService[] {
+export function discoveredServicesFrom(
+  services: UpstreamService[],
+  options: DiscoveredServicesOptions = {},
+): DiscoveredService[] {
   const taken = new Set(options.takenIds ?? []);
   // a stable order keeps ids stable from one sync to the next
   const ordered = services
     .filter((service) => service.provider !== 'internal' && !options.isOwnService?.(service.key))
-    .sort((a, b) => PROTOCOLS.indexOf(a.protocol) - PROTOCOLS.indexOf(b.protocol) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    .sort(
+      (a, b) =>
+        PROTOCOLS.indexOf(a.protocol) - PROTOCOLS.indexOf(b.protocol) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
+    );
   const seen = new Set<string>();
   return ordered.flatMap((service) => {
     if (seen.has(`${service.protocol} ${service.key}`)) return [];
     seen.add(`${service.protocol} ${service.key}`);
     const id = allocateId(slugify(service.name, 'service'), service.provider, taken);
     taken.add(id);
-    return [{
-      id,
-      name: service.name,
-      protocol: service.protocol,
-      type: service.type,
-      config: service.config,
-      provider: service.provider,
-      upstream_name: service.key,
-      status: 'active' as const,
-    }];
+    return [
+      {
+        id,
+        name: service.name,
+        protocol: service.protocol,
+        type: service.type,
+        config: service.config,
+        provider: service.provider,
+        upstream_name: service.key,
+        status: 'active' as const,
+      },
+    ];
   });
 }

@@ -1,14 +1,29 @@
 /** Route helpers of API.md §2: ETag quoting, If-Match / If-None-Match, paging headers. */
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyBaseLogger, FastifyInstance, FastifyTypeProvider, FastifyReply, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyTypeProvider,
+  FastifyReply,
+  FastifyRequest,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
 import type { PagingQuery } from './schemas.ts';
 
 /**
  * The scope a group's routes are declared on: its child scope with the TypeBox type provider
  * (`parent.withTypeProvider<TypeBoxTypeProvider>()`), so request parts are typed by the route schema.
  */
-export type RouteScope = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+export type RouteScope = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
 
 /**
  * For the few routes that answer with prepared bytes instead of a response schema's shape (the

@@ -31,8 +31,14 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 /** Validates a `name` (API.md §2.8: 1–100 chars after trimming, no control characters); returns it trimmed or throws 422. */
 export function checkName(raw: string, pointer = '/name'): string {
   const name = raw.trim();
-  const problem = name.length === 0 ? 'must not be empty' : name.length > 100 ? 'must be at most 100 characters'
-    : CONTROL.test(name) ? 'must not contain control characters' : null;
+  const problem =
+    name.length === 0
+      ? 'must not be empty'
+      : name.length > 100
+        ? 'must be at most 100 characters'
+        : CONTROL.test(name)
+          ? 'must not contain control characters'
+          : null;
   if (problem) throw validationError([{ path: pointer, message: problem }]);
   return name;
 }

@@ -36,7 +36,9 @@ function write(value: unknown, out: string[]): void {
   } else {
     const obj = value as Record<string, unknown>;
     // code-unit order (API.md G11): the default sort compares UTF-16 code units
-    const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
+    const keys = Object.keys(obj)
+      .filter((k) => obj[k] !== undefined)
+      .sort();
     out.push('{');
     keys.forEach((k, i) => {
       if (i > 0) out.push(',');
@@ -59,7 +61,8 @@ class NeedsSlowPath extends Error {}
 
 /** Sets a key as data, also `__proto__` (a parsed key like any other; plain assignment would change the prototype). */
 function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else target[key] = value;
 }
 

@@ -37,4 +37,5 @@ export class ReferenceRegistry {
 }
 
 /** `in_use` details from referrer paths. */
-export const referrerDetails = (paths: string[], what: string): ErrorDetail[] => paths.map((path) => ({ path, message: `references this ${what}` }));
+export const referrerDetails = (paths: string[], what: string): ErrorDetail[] =>
+  paths.map((path) => ({ path, message: `references this ${what}` }));

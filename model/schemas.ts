@@ -9,11 +9,14 @@ export const isTrue = (value: string | undefined): boolean => value === 'true' |
 export const Slug = Type.String({ pattern: SLUG_PATTERN, description: 'slug id (API.md §2.8)' });
 export const IdParams = Type.Object({ id: Slug });
 
-export const ErrorBody = Type.Object({
-  id: Type.String(),
-  message: Type.String(),
-  details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
-}, { additionalProperties: true, $id: 'ErrorBody' });
+export const ErrorBody = Type.Object(
+  {
+    id: Type.String(),
+    message: Type.String(),
+    details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+  },
+  { additionalProperties: true, $id: 'ErrorBody' },
+);
 
 export const Paging = {
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
@@ -22,7 +25,14 @@ export const Paging = {
 export type PagingQuery = { page?: number; page_size?: number };
 
 /** Standard error responses of object routes, for the route `response` maps. */
-export const ErrorResponses = { 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 412: ErrorBody, 415: ErrorBody, 422: ErrorBody } as const;
+export const ErrorResponses = {
+  400: ErrorBody,
+  404: ErrorBody,
+  409: ErrorBody,
+  412: ErrorBody,
+  415: ErrorBody,
+  422: ErrorBody,
+} as const;
 
 /** Free-form JSON object (Traefik configs): kept as sent, never stripped. */
 export const JsonObject = Type.Record(Type.String(), Type.Unknown());

@@ -46,12 +46,20 @@ export class StaticConfigReader {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? 'error';
       return {
-        path: file, keys: null, entries: null, problem: `Traefik static config ${file} cannot be read (${code})`,
-        failure: { kind: code === 'ENOENT' ? 'missing' : 'unreadable', line: null, message: `cannot be read (${code})` },
+        path: file,
+        keys: null,
+        entries: null,
+        problem: `Traefik static config ${file} cannot be read (${code})`,
+        failure: {
+          kind: code === 'ENOENT' ? 'missing' : 'unreadable',
+          line: null,
+          message: `cannot be read (${code})`,
+        },
       };
     }
     const cached = this.cache;
-    if (cached && cached.path === file && cached.mtimeMs === stats.mtimeMs && cached.size === stats.size) return cached.result;
+    if (cached && cached.path === file && cached.mtimeMs === stats.mtimeMs && cached.size === stats.size)
+      return cached.result;
     const result = readKeys(file);
     this.cache = { path: file, mtimeMs: stats.mtimeMs, size: stats.size, result };
     return result;
@@ -66,17 +74,31 @@ function readKeys(file: string): DeclaredPlugins {
     const message = (err as Error).message.split('\n')[0];
     const line = (err as { linePos?: Array<{ line: number }> }).linePos?.[0]?.line ?? null;
     const kind = err instanceof YAMLError ? 'invalid' : 'unreadable';
-    return { path: file, keys: null, entries: null, problem: `Traefik static config ${file} is not valid YAML: ${message}`, failure: { kind, line, message } };
+    return {
+      path: file,
+      keys: null,
+      entries: null,
+      problem: `Traefik static config ${file} is not valid YAML: ${message}`,
+      failure: { kind, line, message },
+    };
   }
   const keys = new Set<string>();
   const entries: DeclaredPlugin[] = [];
   const experimental = isObject(value) ? value.experimental : undefined;
   if (isObject(experimental)) {
-    for (const [section, local] of [[experimental.plugins, false], [experimental.localPlugins, true]] as const) {
+    for (const [section, local] of [
+      [experimental.plugins, false],
+      [experimental.localPlugins, true],
+    ] as const) {
       if (!isObject(section)) continue;
       for (const [key, entry] of Object.entries(section)) {
         keys.add(key);
-        entries.push({ key, module_name: stringField(entry, 'moduleName'), version: stringField(entry, 'version'), local });
+        entries.push({
+          key,
+          module_name: stringField(entry, 'moduleName'),
+          version: stringField(entry, 'version'),
+          local,
+        });
       }
     }
   }
@@ -87,4 +109,3 @@ const stringField = (entry: unknown, field: string): string | null => {
   const v = isObject(entry) ? entry[field] : undefined;
   return typeof v === 'string' ? v : null;
 };
-

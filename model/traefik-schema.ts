@@ -10,7 +10,12 @@ import type { ErrorDetail } from '../core/errors/app-error.ts';
 import { numberProblems } from './traefik-numbers.ts';
 
 /** Shipped with the server (config/schemas/SOURCE.md): validation must not depend on test material. */
-export const DEFAULT_TRAEFIK_SCHEMA_PATH = path.resolve(PROJECT_ROOT, 'config', 'schemas', 'traefik-v3-file-provider.json');
+export const DEFAULT_TRAEFIK_SCHEMA_PATH = path.resolve(
+  PROJECT_ROOT,
+  'config',
+  'schemas',
+  'traefik-v3-file-provider.json',
+);
 
 /** Outcome of a check: hard errors, and unknown keys (errors unless unknown fields are allowed). */
 export interface TraefikCheck {
@@ -29,14 +34,18 @@ export class TraefikSchema {
 
   /** Throws a clear error when the file is missing or not a JSON Schema (startup must fail). */
   constructor(readonly file: string = DEFAULT_TRAEFIK_SCHEMA_PATH) {
-    if (!existsSync(file)) throw new Error(`Traefik JSON Schema not found at ${file}: it is needed to validate middleware and service configs`);
+    if (!existsSync(file))
+      throw new Error(
+        `Traefik JSON Schema not found at ${file}: it is needed to validate middleware and service configs`,
+      );
     let schema: { $id?: string; definitions?: Record<string, unknown> };
     try {
       schema = JSON.parse(readFileSync(file, 'utf8'));
     } catch (err) {
       throw new Error(`Traefik JSON Schema at ${file} cannot be read: ${(err as Error).message}`, { cause: err });
     }
-    if (!schema.definitions || typeof schema.definitions !== 'object') throw new Error(`Traefik JSON Schema at ${file} has no definitions`);
+    if (!schema.definitions || typeof schema.definitions !== 'object')
+      throw new Error(`Traefik JSON Schema at ${file} has no definitions`);
     this.id = schema.$id ?? 'traefik-v3-file-provider.json';
     this.definitions = new Set(Object.keys(schema.definitions));
     // draft-07, Ajv's default dialect: no options beyond allErrors are needed (TESTING.md)
@@ -54,7 +63,8 @@ export class TraefikSchema {
     const numbers = numberProblems(value, prefix);
     if (validate(value)) return { errors: numbers, unknown: [] };
     const summary = summarise(validate.errors ?? [], prefix, label);
-    for (const problem of numbers) if (!summary.errors.some((e) => e.path === problem.path)) summary.errors.push(problem);
+    for (const problem of numbers)
+      if (!summary.errors.some((e) => e.path === problem.path)) summary.errors.push(problem);
     return summary;
   }
 

@@ -33,8 +33,11 @@ export interface Service {
  * generator reads. `config`, the body under the type key, is optional: when known it lets TCP
  * servers be derived in Traefik mode (G9).
  */
-export type DiscoveredService = Pick<UpstreamDiscoveredService, 'id' | 'protocol' | 'type' | 'upstream_name' | 'provider'>
-  & Partial<Pick<UpstreamDiscoveredService, 'config'>>;
+export type DiscoveredService = Pick<
+  UpstreamDiscoveredService,
+  'id' | 'protocol' | 'type' | 'upstream_name' | 'provider'
+> &
+  Partial<Pick<UpstreamDiscoveredService, 'config'>>;
 
 export interface AssignedMiddleware {
   id: string;

@@ -59,7 +59,8 @@ export interface ResourceRecord {
 const INTEGER = /^-?[0-9]+$/;
 
 const stringOrNull = (value: unknown): string | null => (typeof value === 'string' ? value : null);
-const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
+const strings = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
 
 /** Splits `name@provider` at the last `@`; no `@` gives provider ''. */
 export function splitKey(key: string): { name: string; provider: string } {

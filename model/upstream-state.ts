@@ -5,7 +5,14 @@
 import type { ChangeSource } from '../core/store/types.ts';
 
 export type SourceType = 'pangolin' | 'traefik';
-export type UpstreamSection = 'http.middlewares' | 'http.routers' | 'http.services' | 'tcp.routers' | 'tcp.services' | 'udp.routers' | 'udp.services';
+export type UpstreamSection =
+  | 'http.middlewares'
+  | 'http.routers'
+  | 'http.services'
+  | 'tcp.routers'
+  | 'tcp.services'
+  | 'udp.routers'
+  | 'udp.services';
 
 /** A service mirrored from the upstream: read-only, in memory, rebuilt on every successful sync (API.md §4.3). */
 export interface DiscoveredService {
@@ -139,14 +146,26 @@ export class UpstreamState {
   }
 }
 
-function indexKeys(body: Record<string, unknown> | null, services: DiscoveredService[]): Map<UpstreamSection, Set<string>> {
+function indexKeys(
+  body: Record<string, unknown> | null,
+  services: DiscoveredService[],
+): Map<UpstreamSection, Set<string>> {
   const index = new Map<UpstreamSection, Set<string>>();
-  const sections: UpstreamSection[] = ['http.middlewares', 'http.routers', 'http.services', 'tcp.routers', 'tcp.services', 'udp.routers', 'udp.services'];
+  const sections: UpstreamSection[] = [
+    'http.middlewares',
+    'http.routers',
+    'http.services',
+    'tcp.routers',
+    'tcp.services',
+    'udp.routers',
+    'udp.services',
+  ];
   for (const section of sections) {
     const [protocol, kind] = section.split('.');
     const map = (body?.[protocol] as Record<string, unknown> | undefined)?.[kind];
     index.set(section, new Set(map && typeof map === 'object' ? Object.keys(map) : []));
   }
-  for (const s of services) index.get(`${s.protocol}.services` as UpstreamSection)!.add(s.upstream_name.replace(/@[^@]*$/, ''));
+  for (const s of services)
+    index.get(`${s.protocol}.services` as UpstreamSection)!.add(s.upstream_name.replace(/@[^@]*$/, ''));
   return index;
 }

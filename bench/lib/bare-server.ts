@@ -24,9 +24,16 @@ if (kind === 'fastify') {
   const server = createServer((request, response) => {
     const zipped = wantsGzip(request.headers['accept-encoding']);
     const body = zipped ? gz : plain;
-    response.writeHead(200, zipped
-      ? { 'content-type': 'application/json; charset=utf-8', 'content-encoding': 'gzip', 'content-length': body.length }
-      : { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
+    response.writeHead(
+      200,
+      zipped
+        ? {
+            'content-type': 'application/json; charset=utf-8',
+            'content-encoding': 'gzip',
+            'content-length': body.length,
+          }
+        : { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length },
+    );
     response.end(body);
   });
   await new Promise<void>((resolve) => server.listen(Number(port), '127.0.0.1', resolve));

@@ -28,7 +28,10 @@ export function processTree(pid: number): number[] {
     }
   }
   const out: number[] = [];
-  const walk = (p: number) => { out.push(p); for (const c of children.get(p) ?? []) walk(c); };
+  const walk = (p: number) => {
+    out.push(p);
+    for (const c of children.get(p) ?? []) walk(c);
+  };
   walk(pid);
   return out;
 }
@@ -64,10 +67,15 @@ export function rssMiB(pid: number): number {
 }
 
 /** Peak RSS of a pid while `work` runs (sampled every 20 ms). */
-export async function peakRss<T>(pid: number, work: () => Promise<T>): Promise<{ value: T; baseMiB: number; peakMiB: number }> {
+export async function peakRss<T>(
+  pid: number,
+  work: () => Promise<T>,
+): Promise<{ value: T; baseMiB: number; peakMiB: number }> {
   const baseMiB = rssMiB(pid);
   let peakMiB = baseMiB;
-  const timer = setInterval(() => { peakMiB = Math.max(peakMiB, rssMiB(pid)); }, 20);
+  const timer = setInterval(() => {
+    peakMiB = Math.max(peakMiB, rssMiB(pid));
+  }, 20);
   try {
     const value = await work();
     peakMiB = Math.max(peakMiB, rssMiB(pid));
@@ -77,7 +85,13 @@ export async function peakRss<T>(pid: number, work: () => Promise<T>): Promise<{
   }
 }
 
-export interface WrkResult { rps: number; p99Ms: number; requests: number; errors: number; cpuUsPerReq: number }
+export interface WrkResult {
+  rps: number;
+  p99Ms: number;
+  requests: number;
+  errors: number;
+  cpuUsPerReq: number;
+}
 
 function ms(text: string): number {
   const m = /([\d.]+)(us|ms|s)/.exec(text);
@@ -86,10 +100,18 @@ function ms(text: string): number {
 }
 
 /** wrk -t1 -c10 pinned to the load core against `url`; the server's CPU µs per request from `serverPid`. */
-export async function wrk(url: string, serverPid: number, options: { duration: number; headers?: string[] }): Promise<WrkResult> {
+export async function wrk(
+  url: string,
+  serverPid: number,
+  options: { duration: number; headers?: string[] },
+): Promise<WrkResult> {
   const headers = (options.headers ?? []).flatMap((h) => ['-H', h]);
   const cpu0 = cpuMicros(serverPid);
-  const { stdout } = await run('taskset', ['-c', LOAD_CORE, 'wrk', '-t1', '-c10', `-d${options.duration}s`, '--latency', ...headers, url], { maxBuffer: 1 << 20 });
+  const { stdout } = await run(
+    'taskset',
+    ['-c', LOAD_CORE, 'wrk', '-t1', '-c10', `-d${options.duration}s`, '--latency', ...headers, url],
+    { maxBuffer: 1 << 20 },
+  );
   const cpu1 = cpuMicros(serverPid);
   const requests = Number(/(\d+) requests in/.exec(stdout)?.[1] ?? 0);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? 0);
@@ -101,7 +123,11 @@ export async function wrk(url: string, serverPid: number, options: { duration: n
 }
 
 /** Spawns `command` pinned to the server core. */
-export function spawnPinned(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; quiet?: boolean; logFile?: string } = {}): ChildProcess {
+export function spawnPinned(
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; quiet?: boolean; logFile?: string } = {},
+): ChildProcess {
   const log = options.logFile ? openSync(options.logFile, 'a') : null;
   return spawn('taskset', ['-c', SERVER_CORE, command, ...args], {
     env: options.env ?? process.env,
@@ -111,11 +137,17 @@ export function spawnPinned(command: string, args: string[], options: { env?: No
 }
 
 /** Time and peak RSS of a command pinned to the server core (GNU time is not needed: we sample /proc). */
-export async function timedCommand(command: string, args: string[], cwd?: string): Promise<{ seconds: number; peakMiB: number }> {
+export async function timedCommand(
+  command: string,
+  args: string[],
+  cwd?: string,
+): Promise<{ seconds: number; peakMiB: number }> {
   const t0 = performance.now();
   const child = spawnPinned(command, args, { cwd, quiet: true });
   let peakMiB = 0;
-  const timer = setInterval(() => { for (const p of processTree(child.pid!)) peakMiB = Math.max(peakMiB, rssMiB(p)); }, 20);
+  const timer = setInterval(() => {
+    for (const p of processTree(child.pid!)) peakMiB = Math.max(peakMiB, rssMiB(p));
+  }, 20);
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   clearInterval(timer);
   if (code !== 0) throw new Error(`${command} exited with ${code}`);
@@ -133,5 +165,8 @@ export async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs:
 }
 
 export async function hasCommand(name: string): Promise<boolean> {
-  return run('sh', ['-c', `command -v ${name}`]).then(() => true, () => false);
+  return run('sh', ['-c', `command -v ${name}`]).then(
+    () => true,
+    () => false,
+  );
 }

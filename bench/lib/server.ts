@@ -34,17 +34,20 @@ export interface RunningServer {
 export async function startServer(settings: ServerSettings): Promise<RunningServer> {
   const port = await freePort();
   const configFile = path.join(path.dirname(settings.dataDir), 'bench-config.yaml');
-  writeFileSync(configFile, stringify({
-    server: { host: '127.0.0.1', port },
-    log: { level: 'warn' },
-    storage: { data_dir: settings.dataDir },
-    backup: { dir: settings.backupDir ?? path.join(path.dirname(settings.dataDir), 'backups') },
-    auth: { mode: 'off' },
-    templates: { seed: false },
-    datasources: { pangolin_url: settings.pangolinUrl, traefik_url: 'http://127.0.0.1:9', active: 'pangolin' },
-    logs: { proxy_access_log: settings.accessLog ?? '', max_scan_bytes: 4 * 1024 ** 3 },
-    docker: { socket: path.join(path.dirname(settings.dataDir), 'no-docker.sock') },
-  }));
+  writeFileSync(
+    configFile,
+    stringify({
+      server: { host: '127.0.0.1', port },
+      log: { level: 'warn' },
+      storage: { data_dir: settings.dataDir },
+      backup: { dir: settings.backupDir ?? path.join(path.dirname(settings.dataDir), 'backups') },
+      auth: { mode: 'off' },
+      templates: { seed: false },
+      datasources: { pangolin_url: settings.pangolinUrl, traefik_url: 'http://127.0.0.1:9', active: 'pangolin' },
+      logs: { proxy_access_log: settings.accessLog ?? '', max_scan_bytes: 4 * 1024 ** 3 },
+      docker: { socket: path.join(path.dirname(settings.dataDir), 'no-docker.sock') },
+    }),
+  );
   const startedAt = performance.now();
   const child = spawnPinned(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'plugins', 'main.ts')], {
     env: { ...process.env, CONFIG_FILE: configFile },

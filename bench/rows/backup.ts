@@ -13,14 +13,26 @@ import type { Row } from './types.ts';
 export async function backupRow(options: { resources: number; rounds: number }): Promise<Row[]> {
   const stack = await createStack(options.resources);
   const work = path.dirname(stack.dataDir);
-  const server = await startServer({ dataDir: stack.dataDir, pangolinUrl: stack.pangolinUrl, backupDir: path.join(work, 'backups') });
+  const server = await startServer({
+    dataDir: stack.dataDir,
+    pangolinUrl: stack.pangolinUrl,
+    backupDir: path.join(work, 'backups'),
+  });
   try {
-    await waitFor(async () => ((await fetch(`${server.base}/api/v1/proxy-config`)).status === 200 ? true : undefined), 600_000, 'the first provider config');
+    await waitFor(
+      async () => ((await fetch(`${server.base}/api/v1/proxy-config`)).status === 200 ? true : undefined),
+      600_000,
+      'the first provider config',
+    );
     const create = async () => {
       const t0 = performance.now();
       const sample = await peakRss(server.pid, async () => {
         try {
-          const res = await fetch(`${server.base}/api/backup/create`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+          const res = await fetch(`${server.base}/api/backup/create`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: '{}',
+          });
           return { status: res.status as number | string, body: await res.text() };
         } catch (err) {
           return { status: `no answer (${(err as Error).message})`, body: '' };
@@ -32,7 +44,9 @@ export async function backupRow(options: { resources: number; rounds: number }):
     const tar: number[] = [];
     let growth = 0;
     for (let round = 0; round < options.rounds; round++) {
-      tar.push((await timedCommand('tar', ['czf', path.join(work, `tar-${round}.tar.gz`), '-C', stack.dataDir, '.'])).seconds);
+      tar.push(
+        (await timedCommand('tar', ['czf', path.join(work, `tar-${round}.tar.gz`), '-C', stack.dataDir, '.'])).seconds,
+      );
       const result = await create();
       if (result.status !== 201) throw new Error(`backup answered ${result.status}: ${result.body}`);
       ours.push(result.seconds);
@@ -43,7 +57,10 @@ export async function backupRow(options: { resources: number; rounds: number }):
     const edits = (async () => {
       // about 50 edits per second: a busy operator or a GitOps sync, not a flood that keeps the store reloading
       for (let e = 0; editing; e++) {
-        await writeFile(path.join(stack.dataDir, 'middlewares', `rl-${1 + (e % options.resources)}.yaml`), middlewareYaml(1 + (e % options.resources), 200 + e));
+        await writeFile(
+          path.join(stack.dataDir, 'middlewares', `rl-${1 + (e % options.resources)}.yaml`),
+          middlewareYaml(1 + (e % options.resources), 200 + e),
+        );
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     })();
@@ -57,13 +74,15 @@ export async function backupRow(options: { resources: number; rounds: number }):
     const t = median(ours);
     const ref = median(tar);
     const ok = t <= 5 * ref && growth <= 64 && concurrent.status === 201;
-    return [{
-      measure: `backup create, ${(2 * options.resources).toLocaleString('en')} files (${options.resources.toLocaleString('en')} resources)`,
-      ours: `${t.toFixed(2)} s, RSS growth ${growth.toFixed(0)} MiB; with concurrent edits: ${concurrent.status}`,
-      reference: `GNU \`tar czf\` of the same dir: ${ref.toFixed(2)} s`,
-      goal: '≤ 5× `tar czf`, RSS growth ≤ 64 MiB, never a 5xx',
-      verdict: `${(t / ref).toFixed(1)}× ${ok ? '✅' : '❌'}`,
-    }];
+    return [
+      {
+        measure: `backup create, ${(2 * options.resources).toLocaleString('en')} files (${options.resources.toLocaleString('en')} resources)`,
+        ours: `${t.toFixed(2)} s, RSS growth ${growth.toFixed(0)} MiB; with concurrent edits: ${concurrent.status}`,
+        reference: `GNU \`tar czf\` of the same dir: ${ref.toFixed(2)} s`,
+        goal: '≤ 5× `tar czf`, RSS growth ≤ 64 MiB, never a 5xx',
+        verdict: `${(t / ref).toFixed(1)}× ${ok ? '✅' : '❌'}`,
+      },
+    ];
   } finally {
     await server.stop();
     if (process.env.KEEP_BENCH_DIRS) process.stderr.write(`  kept ${work}\n`);

@@ -16,16 +16,40 @@ import type { Row } from './types.ts';
 const run = promisify(execFile);
 const GENERATOR = path.join(PROJECT_ROOT, '..', 'shared', 'fixtures', 'access-logs', 'gen-access-log.mjs');
 
-interface Expected { totalRequests: number; statusClasses: Record<string, number>; bytesSent: number }
+interface Expected {
+  totalRequests: number;
+  statusClasses: Record<string, number>;
+  bytesSent: number;
+}
 
 /** The log file and the generator's reference stats, generated once into `dir` (≈45 s and ≈1 GB per million JSON lines). */
-async function fixture(dir: string, format: 'clf' | 'json', lines: number): Promise<{ file: string; expected: Expected }> {
+async function fixture(
+  dir: string,
+  format: 'clf' | 'json',
+  lines: number,
+): Promise<{ file: string; expected: Expected }> {
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${lines}.${format}.log`);
   const statsFile = path.join(dir, `${lines}.${format}.stats.json`);
   if (!existsSync(file)) {
     process.stderr.write(`  generating ${file}…\n`);
-    await run(process.execPath, [GENERATOR, '--format', format, '--lines', String(lines), '--seed', '1', '--start', '2026-11-01T00:00:00Z', '--out', file], { maxBuffer: 1 << 20 });
+    await run(
+      process.execPath,
+      [
+        GENERATOR,
+        '--format',
+        format,
+        '--lines',
+        String(lines),
+        '--seed',
+        '1',
+        '--start',
+        '2026-11-01T00:00:00Z',
+        '--out',
+        file,
+      ],
+      { maxBuffer: 1 << 20 },
+    );
   }
   if (!existsSync(statsFile)) {
     const { stdout } = await run(process.execPath, [GENERATOR, '--stats', file], { maxBuffer: 16 << 20 });
@@ -36,7 +60,12 @@ async function fixture(dir: string, format: 'clf' | 'json', lines: number): Prom
   return { file, expected: stats[key] };
 }
 
-interface StatsBody { requests: number; status_classes: Record<string, number>; bytes_sent: number; lines_read: number }
+interface StatsBody {
+  requests: number;
+  status_classes: Record<string, number>;
+  bytes_sent: number;
+  lines_read: number;
+}
 
 export async function logsRow(options: { lines: number; dir: string; rounds: number }): Promise<Row[]> {
   const rows: Row[] = [];
@@ -47,16 +76,31 @@ export async function logsRow(options: { lines: number; dir: string; rounds: num
     const { file, expected } = await fixture(options.dir, format, options.lines);
     const work = path.join(options.dir, `server-${format}`);
     mkdirSync(path.join(work, 'data'), { recursive: true });
-    const server = await startServer({ dataDir: path.join(work, 'data'), pangolinUrl: 'http://127.0.0.1:9/api/v1', accessLog: file });
+    const server = await startServer({
+      dataDir: path.join(work, 'data'),
+      pangolinUrl: 'http://127.0.0.1:9/api/v1',
+      accessLog: file,
+    });
     try {
       // /api/health answers while the app is still starting (the early handler): wait for a route of the app itself
-      await waitFor(async () => ((await fetch(`${server.base}/api/middlewares`)).status === 200 ? true : undefined), 300_000, 'the app');
+      await waitFor(
+        async () => ((await fetch(`${server.base}/api/middlewares`)).status === 200 ? true : undefined),
+        300_000,
+        'the app',
+      );
       const times: number[] = [];
       let growth = 0;
       let body: StatsBody | null = null;
       for (let round = 0; round < options.rounds; round++) {
         if (goaccess && format === 'clf') {
-          const clf = await timedCommand('goaccess', [file, '--log-format=COMBINED', '--no-global-config', '--no-progress', '-o', path.join(work, 'goaccess.json')]);
+          const clf = await timedCommand('goaccess', [
+            file,
+            '--log-format=COMBINED',
+            '--no-global-config',
+            '--no-progress',
+            '-o',
+            path.join(work, 'goaccess.json'),
+          ]);
           gaTimes.push(clf.seconds);
           gaPeak = Math.max(gaPeak, clf.peakMiB);
         }
@@ -73,14 +117,19 @@ export async function logsRow(options: { lines: number; dir: string; rounds: num
       const t1 = performance.now();
       await (await fetch(`${server.base}/api/logs/proxy/advanced?top=5`)).arrayBuffer();
       const repeatMs = performance.now() - t1;
-      const same = body!.requests === expected.totalRequests && JSON.stringify(body!.status_classes) === JSON.stringify(expected.statusClasses) && body!.bytes_sent === expected.bytesSent;
+      const same =
+        body!.requests === expected.totalRequests &&
+        JSON.stringify(body!.status_classes) === JSON.stringify(expected.statusClasses) &&
+        body!.bytes_sent === expected.bytesSent;
       const ours = median(times);
       const ga = gaTimes.length ? median(gaTimes) : NaN;
       const goal = format === 'clf' ? 5 : 2.5;
       rows.push({
         measure: `access-log stats, ${options.lines.toLocaleString('en')} ${format.toUpperCase()} lines`,
         ours: `${ours.toFixed(2)} s (${Math.round(options.lines / ours).toLocaleString('en')} lines/s), RSS growth ${growth.toFixed(0)} MiB, repeat ${repeatMs.toFixed(0)} ms; totals ${same ? 'match' : 'DIFFER from'} the generator's --stats`,
-        reference: goaccess ? `GoAccess (CLF twin): ${ga.toFixed(2)} s (${Math.round(options.lines / ga).toLocaleString('en')} lines/s), ${gaPeak.toFixed(0)} MiB` : 'GoAccess not installed',
+        reference: goaccess
+          ? `GoAccess (CLF twin): ${ga.toFixed(2)} s (${Math.round(options.lines / ga).toLocaleString('en')} lines/s), ${gaPeak.toFixed(0)} MiB`
+          : 'GoAccess not installed',
         goal: `≥ ${goal}× GoAccess, RSS growth ≤ 64 MiB`,
         verdict: `${(ga / ours).toFixed(1)}× ${ga / ours >= goal && growth <= 64 && same ? '✅' : '❌'}`,
       });

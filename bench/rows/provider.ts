@@ -12,30 +12,61 @@ import { freePort, startServer, waitListening } from '../lib/server.ts';
 import type { Row } from './types.ts';
 
 /** Raw bytes of a GET (no decompression), with the response headers. */
-function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; body: Buffer; headers: Record<string, unknown> }> {
+function rawGet(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: Buffer; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     request(url, { headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks), headers: res.headers }));
-    }).on('error', reject).end();
+    })
+      .on('error', reject)
+      .end();
   });
 }
 
-interface Target { name: string; url: string; pid: number; stop(): Promise<void> }
+interface Target {
+  name: string;
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
 
 async function startReference(kind: 'fastify' | 'http', plainFile: string, gzFile: string): Promise<Target> {
   const port = await freePort();
-  const child = spawnPinned(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '..', 'lib', 'bare-server.ts'), kind, String(port), plainFile, gzFile], { quiet: true });
+  const child = spawnPinned(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(import.meta.dirname, '..', 'lib', 'bare-server.ts'),
+      kind,
+      String(port),
+      plainFile,
+      gzFile,
+    ],
+    { quiet: true },
+  );
   const url = `http://127.0.0.1:${port}/config`;
   await waitListening(url);
-  return { name: kind === 'fastify' ? 'bare Fastify' : 'bare node:http', url, pid: child.pid!, stop: async () => { child.kill(); } };
+  return {
+    name: kind === 'fastify' ? 'bare Fastify' : 'bare node:http',
+    url,
+    pid: child.pid!,
+    stop: async () => {
+      child.kill();
+    },
+  };
 }
 
 async function startNginx(dir: string): Promise<Target> {
   const port = await freePort();
   const conf = path.join(dir, 'nginx.conf');
-  writeFileSync(conf, `worker_processes 1;
+  writeFileSync(
+    conf,
+    `worker_processes 1;
 pid ${dir}/nginx.pid;
 error_log ${dir}/error.log;
 events { worker_connections 256; }
@@ -49,12 +80,20 @@ http {
     location / { gzip_static on; }
   }
 }
-`);
+`,
+  );
   mkdirSync(path.join(dir, 'tmp'), { recursive: true });
   const child = spawnPinned('nginx', ['-c', conf, '-g', 'daemon off;'], { quiet: true });
   const url = `http://127.0.0.1:${port}/config.json`;
   await waitListening(url);
-  return { name: 'nginx gzip_static', url, pid: child.pid!, stop: async () => { child.kill('SIGQUIT'); } };
+  return {
+    name: 'nginx gzip_static',
+    url,
+    pid: child.pid!,
+    stop: async () => {
+      child.kill('SIGQUIT');
+    },
+  };
 }
 
 export async function providerRow(options: { resources: number; rounds: number; duration: number }): Promise<Row[]> {
@@ -65,19 +104,31 @@ export async function providerRow(options: { resources: number; rounds: number; 
     const server = await startServer({ dataDir: stack.dataDir, pangolinUrl: stack.pangolinUrl });
     const url = `${server.base}/api/v1/proxy-config`;
     targets.push({ name: 'Stack Manager', url, pid: server.pid, stop: server.stop });
-    await waitFor(async () => ((await rawGet(url, {})).status === 200 ? true : undefined), 300_000, 'the first provider config');
+    await waitFor(
+      async () => ((await rawGet(url, {})).status === 200 ? true : undefined),
+      300_000,
+      'the first provider config',
+    );
     const plain = await rawGet(url, {});
     // the gzip form is compressed on the thread pool right after a generation: wait until it is served
-    const gz = await waitFor(async () => {
-      const res = await rawGet(url, { 'accept-encoding': 'gzip' });
-      return res.headers['content-encoding'] === 'gzip' ? res : undefined;
-    }, 60_000, 'the gzip form');
+    const gz = await waitFor(
+      async () => {
+        const res = await rawGet(url, { 'accept-encoding': 'gzip' });
+        return res.headers['content-encoding'] === 'gzip' ? res : undefined;
+      },
+      60_000,
+      'the gzip form',
+    );
     const etag = String(plain.headers.etag);
     mkdirSync(path.join(work, 'www'), { recursive: true });
     writeFileSync(path.join(work, 'www', 'config.json'), plain.body);
     writeFileSync(path.join(work, 'www', 'config.json.gz'), gz.body);
-    targets.push(await startReference('fastify', path.join(work, 'www', 'config.json'), path.join(work, 'www', 'config.json.gz')));
-    targets.push(await startReference('http', path.join(work, 'www', 'config.json'), path.join(work, 'www', 'config.json.gz')));
+    targets.push(
+      await startReference('fastify', path.join(work, 'www', 'config.json'), path.join(work, 'www', 'config.json.gz')),
+    );
+    targets.push(
+      await startReference('http', path.join(work, 'www', 'config.json'), path.join(work, 'www', 'config.json.gz')),
+    );
     if (await hasCommand('nginx')) targets.push(await startNginx(work));
 
     const variants = [
@@ -100,7 +151,12 @@ export async function providerRow(options: { resources: number; rounds: number; 
     }
     const med = (key: string) => {
       const list = results.get(key) ?? [];
-      return { rps: median(list.map((r) => r.rps)), p99: median(list.map((r) => r.p99Ms)), cpu: median(list.map((r) => r.cpuUsPerReq)), errors: list.reduce((a, r) => a + r.errors, 0) };
+      return {
+        rps: median(list.map((r) => r.rps)),
+        p99: median(list.map((r) => r.p99Ms)),
+        cpu: median(list.map((r) => r.cpuUsPerReq)),
+        errors: list.reduce((a, r) => a + r.errors, 0),
+      };
     };
     const rows: Row[] = [];
     const size = `${(plain.body.length / 1024).toFixed(0)} KiB JSON, ${(gz.body.length / 1024).toFixed(0)} KiB gzip`;
@@ -109,7 +165,10 @@ export async function providerRow(options: { resources: number; rounds: number; 
       const bare = med(`bare Fastify|${variant}`);
       const http = med(`bare node:http|${variant}`);
       const nginx = med(`nginx gzip_static|${variant}`);
-      const refs = [`bare Fastify ${(bare.rps / 1000).toFixed(1)}k (p99 ${bare.p99.toFixed(1)} ms)`, `bare node:http ${(http.rps / 1000).toFixed(1)}k`];
+      const refs = [
+        `bare Fastify ${(bare.rps / 1000).toFixed(1)}k (p99 ${bare.p99.toFixed(1)} ms)`,
+        `bare node:http ${(http.rps / 1000).toFixed(1)}k`,
+      ];
       if (results.has(`nginx gzip_static|${variant}`)) refs.push(`nginx ${(nginx.rps / 1000).toFixed(1)}k`);
       const ratio = sm.rps / bare.rps;
       rows.push({

@@ -12,9 +12,10 @@ import type { Row } from './types.ts';
 async function fullConfig(server: RunningServer, n: number): Promise<true | undefined> {
   const res = await fetch(`${server.base}/api/v1/proxy-config`);
   if (res.status !== 200) return undefined;
-  const config = await res.json() as { http?: { routers?: Record<string, { middlewares?: string[] }> } };
+  const config = (await res.json()) as { http?: { routers?: Record<string, { middlewares?: string[] }> } };
   let assigned = 0;
-  for (const router of Object.values(config.http?.routers ?? {})) if (router.middlewares?.some((m) => m.startsWith('rl-'))) assigned++;
+  for (const router of Object.values(config.http?.routers ?? {}))
+    if (router.middlewares?.some((m) => m.startsWith('rl-'))) assigned++;
   return assigned >= n ? true : undefined;
 }
 

@@ -38,10 +38,14 @@ export function accessClassOf(request: FastifyRequest): AccessClass {
 /** Whether the class needs a token in this mode (the table of API.md §2.3). provider.token applies in every mode. */
 export function needsToken(access: AccessClass, mode: AuthMode, providerToken: string): boolean {
   switch (access) {
-    case 'public': return false;
-    case 'provider': return providerToken !== '';
-    case 'config': return mode === 'all';
-    default: return mode !== 'off';
+    case 'public':
+      return false;
+    case 'provider':
+      return providerToken !== '';
+    case 'config':
+      return mode === 'all';
+    default:
+      return mode !== 'off';
   }
 }
 
@@ -62,7 +66,9 @@ function presentedToken(request: FastifyRequest): Presented {
     const match = BEARER.exec(header);
     return match ? { kind: 'token', value: match[1] } : { kind: 'malformed' };
   }
-  const upgrade = request.method === 'GET' && (/\bwebsocket\b/i.test(String(request.headers.upgrade ?? '')) || request.routeOptions.config?.streaming === true);
+  const upgrade =
+    request.method === 'GET' &&
+    (/\bwebsocket\b/i.test(String(request.headers.upgrade ?? '')) || request.routeOptions.config?.streaming === true);
   // an onRequest hook: the query is parsed but not validated yet, so it is checked here
   const parsed: unknown = request.query;
   const query = upgrade && isObject(parsed) ? parsed.access_token : undefined;
@@ -118,13 +124,17 @@ export function authenticate(options: AuthCheckOptions): (request: FastifyReques
       // a token that fails: 429 while the IP is blocked, else counted; a valid one is accepted even then
       const retryAfter = limiter.retryAfter(request.ip);
       if (retryAfter > 0) throw errors.rateLimited(retryAfter);
-      return fail(request, presented.kind === 'malformed'
-        ? 'malformed credentials: expected Authorization: Bearer <token>'
-        : 'invalid or expired token');
+      return fail(
+        request,
+        presented.kind === 'malformed'
+          ? 'malformed credentials: expected Authorization: Bearer <token>'
+          : 'invalid or expired token',
+      );
     }
     options.touch(token);
     request.principal = { name: token.name, role: token.role };
     const needed = requiredRole(access, request.method, request.routeOptions.config?.role);
-    if (RANK[token.role] < RANK[needed]) throw errors.forbidden(`this operation needs the ${needed} role; token ${token.name} has ${token.role}`);
+    if (RANK[token.role] < RANK[needed])
+      throw errors.forbidden(`this operation needs the ${needed} role; token ${token.name} has ${token.role}`);
   };
 }

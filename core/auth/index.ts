@@ -48,7 +48,11 @@ async function auth(app: FastifyInstance): Promise<void> {
   if (mode !== 'off') {
     const created = await createInitialAdmin(tokens, app.store);
     // The path only: the token itself must never reach a log.
-    if (created) app.log.warn({ file: path.join(app.store.dataDir, created) }, 'created the initial admin token; read it from this file, then delete the file');
+    if (created)
+      app.log.warn(
+        { file: path.join(app.store.dataDir, created) },
+        'created the initial admin token; read it from this file, then delete the file',
+      );
   }
 
   // every route registered after this plugin (all groups and third-party plugins) is recorded

@@ -12,7 +12,11 @@ const SWEEP_THRESHOLD = 1000;
 export class FailureLimiter {
   private readonly windows = new Map<string, Window>();
 
-  constructor(private readonly maxFailures: number, private readonly windowMs: number, private readonly now: () => number) {}
+  constructor(
+    private readonly maxFailures: number,
+    private readonly windowMs: number,
+    private readonly now: () => number,
+  ) {}
 
   /** Seconds until `ip` may try again (≥ 1), or 0 when it is not blocked. */
   retryAfter(ip: string): number {

@@ -44,26 +44,41 @@ export interface TokenLogger {
 /** A new clear token: `smk_` + 43 base64url chars (32 random bytes). */
 export const generateToken = (): string => `smk_${randomBytes(32).toString('base64url')}`;
 const sha256 = (value: string): Buffer => createHash('sha256').update(value).digest();
-const infoOf = ({ hash: _hash, ...rest }: StoredToken): TokenInfo => ({ ...rest, expires_at: rest.expires_at ?? null, last_used_at: rest.last_used_at ?? null });
+const infoOf = ({ hash: _hash, ...rest }: StoredToken): TokenInfo => ({
+  ...rest,
+  expires_at: rest.expires_at ?? null,
+  last_used_at: rest.last_used_at ?? null,
+});
 
 /** Token persistence, creation and verification; `now` is the app's injectable clock. */
 export class TokenStore {
   private readonly pending = new Set<Promise<unknown>>();
   private readonly touchedAt = new Map<string, number>();
 
-  private constructor(private readonly document: StoreDocument<StoredToken[]>, private readonly now: () => Date, private readonly log: TokenLogger) {}
+  private constructor(
+    private readonly document: StoreDocument<StoredToken[]>,
+    private readonly now: () => Date,
+    private readonly log: TokenLogger,
+  ) {}
 
   /** Opens tokens.yaml (0600 in a 0700 dir) through the store. */
   static async open(store: YamlStore, now: () => Date, log: TokenLogger): Promise<TokenStore> {
     const document = await store.document<StoredToken[]>({
-      path: TOKENS_FILE, schema: TokenFile, initial: () => [], fileMode: SECRET_FILE_MODE, dirMode: SECRET_DIR_MODE,
+      path: TOKENS_FILE,
+      schema: TokenFile,
+      initial: () => [],
+      fileMode: SECRET_FILE_MODE,
+      dirMode: SECRET_DIR_MODE,
     });
     return new TokenStore(document, now, log);
   }
 
   /** All tokens sorted by name, without hashes. */
   list(): TokenInfo[] {
-    return this.document.get().map(infoOf).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return this.document
+      .get()
+      .map(infoOf)
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   /** True when the file holds no token and is readable (a broken hand edit must not be overwritten). */
@@ -72,11 +87,20 @@ export class TokenStore {
   }
 
   /** Creates a token; the clear value is returned once and never stored. */
-  async create(name: string, role: Role, expiresInDays?: number, token = generateToken()): Promise<{ token: string; info: TokenInfo } | 'exists'> {
+  async create(
+    name: string,
+    role: Role,
+    expiresInDays?: number,
+    token = generateToken(),
+  ): Promise<{ token: string; info: TokenInfo } | 'exists'> {
     const created = this.now();
     const record: StoredToken = {
-      name, role, hash: sha256(token).toString('hex'), created_at: created.toISOString(),
-      expires_at: expiresInDays === undefined ? null : new Date(created.getTime() + expiresInDays * 86_400_000).toISOString(),
+      name,
+      role,
+      hash: sha256(token).toString('hex'),
+      created_at: created.toISOString(),
+      expires_at:
+        expiresInDays === undefined ? null : new Date(created.getTime() + expiresInDays * 86_400_000).toISOString(),
       last_used_at: null,
     };
     let exists = false;
@@ -120,12 +144,14 @@ export class TokenStore {
     if (nowMs - last < TOUCH_INTERVAL_MS) return;
     this.touchedAt.set(info.name, nowMs);
     const stamp = new Date(nowMs).toISOString();
-    const work = this.document.update((current) => {
-      const index = current.findIndex((t) => t.name === info.name);
-      if (index < 0) return undefined;
-      current[index] = { ...current[index], last_used_at: stamp };
-      return current;
-    }).catch((err) => this.log.error({ err, token: info.name }, 'failed to record last_used_at'));
+    const work = this.document
+      .update((current) => {
+        const index = current.findIndex((t) => t.name === info.name);
+        if (index < 0) return undefined;
+        current[index] = { ...current[index], last_used_at: stamp };
+        return current;
+      })
+      .catch((err) => this.log.error({ err, token: info.name }, 'failed to record last_used_at'));
     this.pending.add(work);
     void work.finally(() => this.pending.delete(work));
   }

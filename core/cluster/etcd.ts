@@ -51,7 +51,8 @@ export function connectEtcd(settings: EtcdSettings): EtcdConnection {
     faultHandling: {
       // one retry on another member, and a member that failed 3 times in a row rests for 2 s
       global: retry(handleWhen(isRecoverableError), { maxAttempts: 1 }),
-      host: () => circuitBreaker(handleWhen(isRecoverableError), { halfOpenAfter: 2_000, breaker: new ConsecutiveBreaker(3) }),
+      host: () =>
+        circuitBreaker(handleWhen(isRecoverableError), { halfOpenAfter: 2_000, breaker: new ConsecutiveBreaker(3) }),
       // etcd3 1.1 reads `duration` and `next()` of this object: an IBackoff, i.e. the factory's first step
       watchBackoff: new ExponentialBackoff({ initialDelay: 100, maxDelay: 2_000 }).next(),
     },

@@ -41,7 +41,11 @@ export function standalone(nodeName = hostname()): Cluster {
     isLeader: () => true,
     onLeadership: () => () => undefined,
     status: async () => ({
-      enabled: false, node: nodeName, is_leader: true, leader: nodeName, leader_since: null,
+      enabled: false,
+      node: nodeName,
+      is_leader: true,
+      leader: nodeName,
+      leader_since: null,
       etcd: { endpoints: [], reachable: null, error: null },
     }),
     close: async () => undefined,
@@ -64,20 +68,29 @@ export function joinCluster(settings: AppConfig['cluster'], logger: Logger): Clu
     },
   });
   const leadership = new Leadership({
-    etcd: etcd.ns, nodeName, ttlS: settings.lease_ttl_s, callTimeoutMs: settings.call_timeout_ms,
+    etcd: etcd.ns,
+    nodeName,
+    ttlS: settings.lease_ttl_s,
+    callTimeoutMs: settings.call_timeout_ms,
     logger: logger.child({ component: 'cluster' }),
   });
   const listeners = new Set<(leading: boolean) => void>();
   const notify = (leading: boolean) => {
     for (const listener of listeners) {
-      try { listener(leading); } catch (err) { logger.error({ err }, 'cluster: a leadership listener failed'); }
+      try {
+        listener(leading);
+      } catch (err) {
+        logger.error({ err }, 'cluster: a leadership listener failed');
+      }
     }
   };
   leadership.on('elected', () => notify(true));
   leadership.on('demoted', () => notify(false));
   leadership.start();
-  logger.info({ node: nodeName, endpoints: settings.etcd_endpoints, prefix: settings.prefix, lease_ttl_s: settings.lease_ttl_s },
-    'cluster mode: campaigning for the singleton work on etcd');
+  logger.info(
+    { node: nodeName, endpoints: settings.etcd_endpoints, prefix: settings.prefix, lease_ttl_s: settings.lease_ttl_s },
+    'cluster mode: campaigning for the singleton work on etcd',
+  );
   return {
     enabled: true,
     nodeName,

@@ -15,7 +15,7 @@
  * another node can be elected. etcd3's own Lease only reports a loss after 2 × TTL: too late.
  */
 import { EventEmitter, once } from 'node:events';
-import type { Lease, Namespace, Watcher } from 'etcd3';
+import type { Namespace, Watcher } from 'etcd3';
 import type { Logger } from 'pino';
 
 export interface LeadershipOptions {
@@ -35,11 +35,16 @@ export interface LeadershipOptions {
 export type LeadershipState = 'stopped' | 'candidate' | 'leader';
 
 /** Resolves after `ms` or at once when `signal` aborts. */
-const sleep = (ms: number, signal: AbortSignal): Promise<void> => new Promise((resolve) => {
-  const done = () => { clearTimeout(timer); signal.removeEventListener('abort', done); resolve(); };
-  const timer = setTimeout(done, ms);
-  signal.addEventListener('abort', done, { once: true });
-});
+const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 
 /**
  * Events: `elected` (this node now runs the singleton work), `demoted` (reason: it must stop that
@@ -56,7 +61,6 @@ export class Leadership extends EventEmitter {
   #state: LeadershipState = 'stopped';
   #stop = new AbortController();
   #loop: Promise<void> | null = null;
-  #lease: Lease | null = null;
   #leaseId: string | null = null;
   /** When the last answered keep-alive was sent (ms): the lease lives at least until this + TTL. */
   #renewedAt = 0;
@@ -75,18 +79,26 @@ export class Leadership extends EventEmitter {
     this.#callTimeoutMs = options.callTimeoutMs ?? 5_000;
   }
 
-  get state(): LeadershipState { return this.#state; }
+  get state(): LeadershipState {
+    return this.#state;
+  }
   /** Also false once the renewal deadline has passed, even if the guard timer has not run yet (a stalled event loop). */
-  get isLeader(): boolean { return this.#state === 'leader' && Date.now() <= this.#deadline(); }
+  get isLeader(): boolean {
+    return this.#state === 'leader' && Date.now() <= this.#deadline();
+  }
   /** When this node became the leader, or null. */
-  get leaderSince(): Date | null { return this.#leaderSince; }
+  get leaderSince(): Date | null {
+    return this.#leaderSince;
+  }
   /** How long this node may still consider itself the leader (ms; 0 when it is not). */
   get remainingMs(): number {
     return this.isLeader ? Math.max(0, this.#deadline() - Date.now()) : 0;
   }
 
   /** Until when this node may lead: the lease outlives it by at least `marginMs`. */
-  #deadline(): number { return this.#renewedAt + this.#ttlMs - this.#marginMs; }
+  #deadline(): number {
+    return this.#renewedAt + this.#ttlMs - this.#marginMs;
+  }
 
   /** The name of the current leader as etcd has it (undefined: none right now). Throws when etcd is unreachable. */
   async leader(): Promise<string | undefined> {
@@ -121,7 +133,11 @@ export class Leadership extends EventEmitter {
         unreachable = false;
       } catch (err) {
         if (this.#stop.signal.aborted) break;
-        if (!unreachable) this.#logger.warn({ err: { message: (err as Error).message } }, 'cluster: cannot campaign for leadership: etcd unreachable; retrying');
+        if (!unreachable)
+          this.#logger.warn(
+            { err: { message: (err as Error).message } },
+            'cluster: cannot campaign for leadership: etcd unreachable; retrying',
+          );
         unreachable = true;
         await sleep(backoffMs, this.#stop.signal);
         backoffMs = Math.min(backoffMs * 2, this.#ttlMs / 2);
@@ -131,20 +147,29 @@ export class Leadership extends EventEmitter {
 
   /** One lease: campaign with it until elected, lead until demoted, then give it up. */
   async #campaign(): Promise<void> {
-    const lease = this.#etcd.lease(this.#ttlMs / 1000, { autoKeepAlive: true, deadline: Date.now() + this.#callTimeoutMs });
+    const lease = this.#etcd.lease(this.#ttlMs / 1000, {
+      autoKeepAlive: true,
+      deadline: Date.now() + this.#callTimeoutMs,
+    });
     const fired: number[] = [];
-    lease.on('keepaliveFired', () => { fired.push(Date.now()); });
-    lease.on('keepaliveSucceeded', () => { this.#renewedAt = fired.shift() ?? this.#renewedAt; });
-    lease.on('keepaliveFailed', () => { fired.length = 0; });
+    lease.on('keepaliveFired', () => {
+      fired.push(Date.now());
+    });
+    lease.on('keepaliveSucceeded', () => {
+      this.#renewedAt = fired.shift() ?? this.#renewedAt;
+    });
+    lease.on('keepaliveFailed', () => {
+      fired.length = 0;
+    });
     lease.on('lost', (err) => this.#demote?.(`lease lost: ${err.message}`));
     const sentAt = Date.now();
     try {
       const leaseId = await lease.grant();
       this.#renewedAt = sentAt;
-      this.#lease = lease;
       this.#leaseId = leaseId;
       while (!this.#stop.signal.aborted) {
-        const result = await this.#etcd.if(this.#key, 'Create', '==', 0)
+        const result = await this.#etcd
+          .if(this.#key, 'Create', '==', 0)
           .then(this.#etcd.put(this.#key).value(this.#nodeName).lease(leaseId))
           .else(this.#etcd.get(this.#key))
           .options({ deadline: Date.now() + this.#callTimeoutMs })
@@ -157,7 +182,6 @@ export class Leadership extends EventEmitter {
         await this.#waitForVacancy(Number(result.header.revision), holder?.value?.toString());
       }
     } finally {
-      this.#lease = null;
       this.#leaseId = null;
       // revoking frees the leader key at once; when etcd is unreachable it expires with the TTL
       await lease.revoke({ deadline: Date.now() + this.#callTimeoutMs }).catch(() => lease.release());
@@ -170,15 +194,23 @@ export class Leadership extends EventEmitter {
     this.#leaderSince = new Date();
     // stop() may have come while the winning txn was in flight, before #demote existed
     const stopped = () => this.#demote?.('stopping');
-    const reason = new Promise<string>((resolve) => { this.#demote = resolve; });
+    const reason = new Promise<string>((resolve) => {
+      this.#demote = resolve;
+    });
     if (this.#stop.signal.aborted) stopped();
     else this.#stop.signal.addEventListener('abort', stopped, { once: true });
-    const guard = setInterval(() => {
-      if (Date.now() > this.#deadline()) {
-        this.#demote?.(`lease not renewed for ${Date.now() - this.#renewedAt} ms (TTL ${this.#ttlMs} ms)`);
-      }
-    }, Math.max(50, this.#ttlMs / 40));
-    this.#logger.info({ node: this.#nodeName, lease: this.#leaseId }, 'cluster: this node is the leader (runs the singleton work)');
+    const guard = setInterval(
+      () => {
+        if (Date.now() > this.#deadline()) {
+          this.#demote?.(`lease not renewed for ${Date.now() - this.#renewedAt} ms (TTL ${this.#ttlMs} ms)`);
+        }
+      },
+      Math.max(50, this.#ttlMs / 40),
+    );
+    this.#logger.info(
+      { node: this.#nodeName, lease: this.#leaseId },
+      'cluster: this node is the leader (runs the singleton work)',
+    );
     this.emit('elected');
     const why = await reason;
     this.#stop.signal.removeEventListener('abort', stopped);
@@ -199,7 +231,12 @@ export class Leadership extends EventEmitter {
     const stopped = () => gone.abort();
     this.#stop.signal.addEventListener('abort', stopped, { once: true });
     try {
-      watcher = await this.#etcd.watch().key(this.#key).startRevision(String(revision + 1)).only('delete').create();
+      watcher = await this.#etcd
+        .watch()
+        .key(this.#key)
+        .startRevision(String(revision + 1))
+        .only('delete')
+        .create();
       await Promise.race([
         once(watcher, 'delete', { signal: gone.signal }),
         once(watcher, 'error', { signal: gone.signal }),

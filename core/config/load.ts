@@ -8,7 +8,10 @@ import { explainSchema } from '../errors/explain.ts';
 
 export class ConfigError extends Error {
   readonly exitCode = 78; // EX_CONFIG: sysexits.h, the code API.md §5 asks for
-  constructor(readonly key: string, message: string) {
+  constructor(
+    readonly key: string,
+    message: string,
+  ) {
     super(`invalid setting ${key}: ${message}`);
   }
 }
@@ -37,8 +40,10 @@ function deepMerge(base: Tree, over: Tree): Tree {
   const out: Tree = { ...base };
   for (const [k, v] of Object.entries(over)) {
     const b = out[k];
-    out[k] = v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object' && !Array.isArray(b)
-      ? deepMerge(b as Tree, v as Tree) : v;
+    out[k] =
+      v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object' && !Array.isArray(b)
+        ? deepMerge(b as Tree, v as Tree)
+        : v;
   }
   return out;
 }
@@ -63,9 +68,16 @@ function coerce(raw: string, like: unknown, key: string): unknown {
     // boolean, hop count or CIDR list (API.md §5)
     if (/^(true|false)$/i.test(raw)) return raw.toLowerCase() === 'true';
     if (/^[0-9]+$/.test(raw)) return Number(raw);
-    return raw.split(',').map((s) => s.trim()).filter(Boolean);
+    return raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   }
-  if (Array.isArray(like)) return raw.split(',').map((s) => s.trim()).filter(Boolean);
+  if (Array.isArray(like))
+    return raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   if (typeof like === 'number') {
     if (!/^-?[0-9]+$/.test(raw.trim())) throw new ConfigError(key, `expected an integer, got "${raw}"`);
     return Number(raw);
@@ -105,7 +117,8 @@ export function loadConfig(options: LoadOptions = {}): AppConfig {
   const defaults = readYaml(defaultsFile, 'CONFIG_FILE');
   let tree = defaults;
   const localFile = env.CONFIG_FILE ?? path.join(PROJECT_ROOT, 'config', 'local.yaml');
-  if (env.CONFIG_FILE !== undefined || existsSync(localFile)) tree = deepMerge(tree, readYaml(localFile, 'CONFIG_FILE'));
+  if (env.CONFIG_FILE !== undefined || existsSync(localFile))
+    tree = deepMerge(tree, readYaml(localFile, 'CONFIG_FILE'));
   for (const [name, key] of Object.entries(ENV_MAP)) {
     const primary = ENV_FALLBACKS[name];
     if (primary && envValue(env, primary) !== undefined) continue;

@@ -71,7 +71,11 @@ export const ConfigSchema = Type.Object({
     max_scan_bytes: Int(1),
     ws_buffer_lines: Int(1),
   }),
-  mtls: Type.Object({ verify_url: Type.String({ pattern: '^https?://' }), proxy_ca_path: Type.String(), crl_validity_days: Int(1) }),
+  mtls: Type.Object({
+    verify_url: Type.String({ pattern: '^https?://' }),
+    proxy_ca_path: Type.String(),
+    crl_validity_days: Int(1),
+  }),
   templates: Type.Object({ seed: Type.Boolean() }),
   audit: Type.Object({ enabled: Type.Boolean() }),
   /** Several managers on etcd (issue 14): off while etcd_endpoints is empty. */

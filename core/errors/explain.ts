@@ -27,7 +27,8 @@ export function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return `an array of ${value.length}`;
   if (typeof value === 'object') return 'an object';
-  const text = typeof value === 'string' ? JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value) : String(value);
+  const text =
+    typeof value === 'string' ? JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value) : String(value);
   return typeof value === 'string' ? `string ${text}` : `${typeof value} ${text}`;
 }
 
@@ -39,7 +40,11 @@ function distance(a: string, b: string): number {
     row[0] = i;
     for (let j = 1; j <= b.length; j++) {
       const current = row[j];
-      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1].toLowerCase() === b[j - 1].toLowerCase() ? 0 : 1));
+      row[j] = Math.min(
+        row[j] + 1,
+        row[j - 1] + 1,
+        previous + (a[i - 1].toLowerCase() === b[j - 1].toLowerCase() ? 0 : 1),
+      );
       previous = current;
     }
   }
@@ -54,7 +59,10 @@ export function closest(received: unknown, allowed: unknown[]): string | null {
   for (const candidate of allowed) {
     if (typeof candidate !== 'string') continue;
     const d = distance(received, candidate);
-    if (d < bestDistance) { best = candidate; bestDistance = d; }
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
   }
   return best !== null && bestDistance <= Math.max(1, Math.floor(best.length / 3)) ? best : null;
 }
@@ -62,10 +70,13 @@ export function closest(received: unknown, allowed: unknown[]): string | null {
 /** Allowed values (consts) and types as one phrase: `one of: a, b`, `integer or null`. */
 function allowedPhrase(consts: unknown[], types: string[], received: unknown): string {
   const parts: string[] = [];
-  if (consts.length === 1 && types.length === 0) return `must be ${JSON.stringify(consts[0])} (received ${describe(received)})`;
-  if (consts.length > 0) parts.push(`one of: ${consts.map((c) => (typeof c === 'string' ? c : JSON.stringify(c))).join(', ')}`);
+  if (consts.length === 1 && types.length === 0)
+    return `must be ${JSON.stringify(consts[0])} (received ${describe(received)})`;
+  if (consts.length > 0)
+    parts.push(`one of: ${consts.map((c) => (typeof c === 'string' ? c : JSON.stringify(c))).join(', ')}`);
   // null last: "integer or null" reads as a nullable integer
-  if (types.length > 0) parts.push([...new Set(types)].sort((a, b) => Number(a === 'null') - Number(b === 'null')).join(' or '));
+  if (types.length > 0)
+    parts.push([...new Set(types)].sort((a, b) => Number(a === 'null') - Number(b === 'null')).join(' or '));
   const hint = closest(received, consts);
   return `must be ${parts.join(', or ')} (received ${describe(received)}${hint ? `; did you mean "${hint}"?` : ''})`;
 }
@@ -94,23 +105,41 @@ function single(e: AjvError, data: unknown): ErrorDetail {
     case 'additionalProperties':
       return { path: `${e.instancePath}/${escapeKey(String(p.additionalProperty))}`, message: 'is not a known field' };
     case 'type':
-      return { path: e.instancePath, message: `must be ${String(p.type).replace(',', ' or ')} (received ${describe(value)})` };
+      return {
+        path: e.instancePath,
+        message: `must be ${String(p.type).replace(',', ' or ')} (received ${describe(value)})`,
+      };
     case 'const':
       return { path: e.instancePath, message: allowedPhrase([p.allowedValue], [], value) };
     case 'enum':
       return { path: e.instancePath, message: allowedPhrase(p.allowedValues as unknown[], [], value) };
-    case 'minimum': case 'maximum': case 'exclusiveMinimum': case 'exclusiveMaximum':
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
       return { path: e.instancePath, message: `${e.message} (received ${describe(value)})` };
     case 'pattern':
       return { path: e.instancePath, message: `must match ${String(p.pattern)} (received ${describe(value)})` };
     case 'format':
-      return { path: e.instancePath, message: p.format === 'go-duration'
-        ? `must be a Go duration such as "300s" or "1m30s", at most 2562047h47m16.854775807s (received ${describe(value)})`
-        : `must be a valid ${String(p.format)} (received ${describe(value)})` };
-    case 'minLength': case 'maxLength':
-      return { path: e.instancePath, message: `${e.message} (received ${typeof value === 'string' ? `${value.length} characters` : describe(value)})` };
-    case 'minItems': case 'maxItems':
-      return { path: e.instancePath, message: `${e.message} (received ${Array.isArray(value) ? `${value.length} items` : describe(value)})` };
+      return {
+        path: e.instancePath,
+        message:
+          p.format === 'go-duration'
+            ? `must be a Go duration such as "300s" or "1m30s", at most 2562047h47m16.854775807s (received ${describe(value)})`
+            : `must be a valid ${String(p.format)} (received ${describe(value)})`,
+      };
+    case 'minLength':
+    case 'maxLength':
+      return {
+        path: e.instancePath,
+        message: `${e.message} (received ${typeof value === 'string' ? `${value.length} characters` : describe(value)})`,
+      };
+    case 'minItems':
+    case 'maxItems':
+      return {
+        path: e.instancePath,
+        message: `${e.message} (received ${Array.isArray(value) ? `${value.length} items` : describe(value)})`,
+      };
     default:
       return { path: e.instancePath, message: e.message ?? 'is invalid' };
   }
@@ -182,7 +211,8 @@ function reduce(errors: AjvError[], data: unknown): ErrorDetail[] {
   }
   // a format failure explains the value better than the pattern that goes with it
   const formatted = new Set(errors.filter((e) => e.keyword === 'format').map((e) => e.instancePath));
-  for (const e of errors) if (!consumed.has(e) && !(e.keyword === 'pattern' && formatted.has(e.instancePath))) out.push(single(e, data));
+  for (const e of errors)
+    if (!consumed.has(e) && !(e.keyword === 'pattern' && formatted.has(e.instancePath))) out.push(single(e, data));
   const seen = new Set<string>();
   return out.filter((d) => {
     const key = `${d.path}\0${d.message}`;

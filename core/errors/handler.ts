@@ -10,38 +10,57 @@ type Validation = NonNullable<FastifyError['validation']>;
 /** Ajv errors from Fastify's validator → `{path, message}` with the JSON Pointer of API.md §2.4. */
 function validationDetails(validation: Validation, context: string | undefined, data: unknown): ErrorDetail[] {
   const prefix = context === 'body' || !context ? '' : `/${context === 'querystring' ? 'query' : context}`;
-  return explainAjv(validation as Parameters<typeof explainAjv>[0], data).map((d) => ({ path: prefix + d.path, message: d.message }));
+  return explainAjv(validation as Parameters<typeof explainAjv>[0], data).map((d) => ({
+    path: prefix + d.path,
+    message: d.message,
+  }));
 }
 
 /** The validated part of a request, for "received …" in messages. */
 function validatedData(request: FastifyRequest | undefined, context: string | undefined): unknown {
   if (!request) return undefined;
   switch (context) {
-    case 'querystring': return request.query;
-    case 'params': return request.params;
-    case 'headers': return request.headers;
-    default: return request.body;
+    case 'querystring':
+      return request.query;
+    case 'params':
+      return request.params;
+    case 'headers':
+      return request.headers;
+    default:
+      return request.body;
   }
 }
 
 /** The API error of a store refusal (the store itself knows no HTTP). */
 function storeErrorOf(error: StoreError): AppError {
   switch (error.kind) {
-    case 'version_conflict': return errors.preconditionFailed();
-    case 'already_exists': return errors.alreadyExists(error.message);
-    case 'invalid_id': return errors.validation(error.message, [{ path: '/params/id', message: error.rule ?? error.message }]);
+    case 'version_conflict':
+      return errors.preconditionFailed();
+    case 'already_exists':
+      return errors.alreadyExists(error.message);
+    case 'invalid_id':
+      return errors.validation(error.message, [{ path: '/params/id', message: error.rule ?? error.message }]);
   }
 }
 
 /** Maps anything thrown to an AppError; unknown errors become undefined (→ 500). */
-export function toAppError(error: FastifyError | AppError | Error, bodyLimit: number, request?: FastifyRequest): AppError | undefined {
+export function toAppError(
+  error: FastifyError | AppError | Error,
+  bodyLimit: number,
+  request?: FastifyRequest,
+): AppError | undefined {
   if (error instanceof AppError) return error;
   if (error instanceof StoreError) return storeErrorOf(error);
   const e = error as FastifyError;
   if (e.validation) {
     const details = validationDetails(e.validation, e.validationContext, validatedData(request, e.validationContext));
-    return e.validationContext === 'body' && details.length === 1 && details[0].path === '' && /must be object/.test(details[0].message)
-      ? errors.validation('request body is required and must be a JSON object', [{ path: '', message: details[0].message }])
+    return e.validationContext === 'body' &&
+      details.length === 1 &&
+      details[0].path === '' &&
+      /must be object/.test(details[0].message)
+      ? errors.validation('request body is required and must be a JSON object', [
+          { path: '', message: details[0].message },
+        ])
       : validationError(details);
   }
   switch (e.code) {
@@ -100,7 +119,13 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     const url = request.url.split('?')[0];
     const allowed = METHODS.filter((m) => m !== request.method && shadow.find(m, url));
     if (allowed.length > 0 && !(allowed.length === 1 && allowed[0] === 'OPTIONS')) {
-      return sendError(reply, errors.methodNotAllowed(request.method, allowed.filter((m) => m !== 'OPTIONS')));
+      return sendError(
+        reply,
+        errors.methodNotAllowed(
+          request.method,
+          allowed.filter((m) => m !== 'OPTIONS'),
+        ),
+      );
     }
     return sendError(reply, errors.notFound(`no route ${request.method} ${url}`));
   });

@@ -18,10 +18,18 @@ type Wrapped = { value: unknown };
 
 /** Opens the plugin's collection `ext/<name>` (files data/ext/<name>/<key>.yaml). */
 export async function openPluginStore(app: FastifyInstance, name: string): Promise<PluginStore> {
-  const collection: Collection<Wrapped> = await app.store.collection<Wrapped>({ name: `ext/${name}`, schema: StoredValue, idPattern: STORE_KEY });
+  const collection: Collection<Wrapped> = await app.store.collection<Wrapped>({
+    name: `ext/${name}`,
+    schema: StoredValue,
+    idPattern: STORE_KEY,
+  });
   // Copies in and out: a plugin mutating a value must not change what the store holds in memory.
-  const entry = (o: { id: string; data: Wrapped; created_at: string; updated_at: string }): StoreEntry =>
-    ({ key: o.id, value: structuredClone(o.data.value), created_at: o.created_at, updated_at: o.updated_at });
+  const entry = (o: { id: string; data: Wrapped; created_at: string; updated_at: string }): StoreEntry => ({
+    key: o.id,
+    value: structuredClone(o.data.value),
+    created_at: o.created_at,
+    updated_at: o.updated_at,
+  });
   return Object.freeze({
     get: async (key: string) => structuredClone(collection.get(key)?.data.value),
     list: async () => collection.list().map(entry),
@@ -37,7 +45,9 @@ export async function openPluginStore(app: FastifyInstance, name: string): Promi
 /** A read-only view over a core decorator such as `app.middlewaresView`; empty until that decorator exists. */
 function coreView(app: FastifyInstance, decorator: string): ReadOnlyView {
   const source = (): Partial<ReadOnlyView> | undefined =>
-    app.hasDecorator(decorator) ? (app as unknown as Record<string, Partial<ReadOnlyView> | undefined>)[decorator] : undefined;
+    app.hasDecorator(decorator)
+      ? (app as unknown as Record<string, Partial<ReadOnlyView> | undefined>)[decorator]
+      : undefined;
   return Object.freeze({
     list: () => {
       const view = source();
@@ -54,8 +64,10 @@ function coreView(app: FastifyInstance, decorator: string): ReadOnlyView {
 function pluginErrors(name: string): ExtPluginOptions['errors'] {
   return Object.freeze({
     create(status: number, id: string, message: string, details?: ErrorDetail[]): Error {
-      if (!Number.isInteger(status) || status < 400 || status > 599) throw new TypeError(`errors.create: status must be an integer 400-599, got ${status}`);
-      if (typeof id !== 'string' || !/^[a-z0-9][a-z0-9_.-]*$/.test(id)) throw new TypeError(`errors.create: id must be a lower-case identifier, got ${String(id)}`);
+      if (!Number.isInteger(status) || status < 400 || status > 599)
+        throw new TypeError(`errors.create: status must be an integer 400-599, got ${status}`);
+      if (typeof id !== 'string' || !/^[a-z0-9][a-z0-9_.-]*$/.test(id))
+        throw new TypeError(`errors.create: id must be a lower-case identifier, got ${String(id)}`);
       return new AppError(status, `${name}.${id}`, String(message), details);
     },
     catalogue: CORE_ERROR_IDS,
@@ -74,7 +86,11 @@ export function pluginOptions(app: FastifyInstance, input: PluginContextInput): 
     config: structuredClone(input.config),
     logger: app.log.child({ plugin: input.name }),
     store: input.store,
-    core: { middlewares: coreView(app, 'middlewaresView'), services: coreView(app, 'servicesView'), resources: coreView(app, 'resourcesView') },
+    core: {
+      middlewares: coreView(app, 'middlewaresView'),
+      services: coreView(app, 'servicesView'),
+      resources: coreView(app, 'resourcesView'),
+    },
     errors: pluginErrors(input.name),
     host: Object.freeze({ api_version: HOST_API_VERSION, app_version: APP_VERSION, data_dir: app.store.dataDir }),
   };

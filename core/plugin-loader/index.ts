@@ -62,8 +62,15 @@ function reportUnloaded(app: FastifyInstance, { record, ownsPrefix }: PlannedPlu
     app.log.info(fields, `plugin ${record.name} is present but not enabled`);
     return;
   }
-  app.log[record.status === 'incompatible' ? 'warn' : 'error'](fields, `plugin ${record.name} ${record.status === 'incompatible' ? 'is incompatible' : 'failed'}: ${record.error?.message}`);
+  app.log[record.status === 'incompatible' ? 'warn' : 'error'](
+    fields,
+    `plugin ${record.name} ${record.status === 'incompatible' ? 'is incompatible' : 'failed'}: ${record.error?.message}`,
+  );
   if (ownsPrefix) mountUnavailable(app, record);
 }
 
-export default fp(pluginLoader, { name: 'plugin-loader', dependencies: ['auth'], decorators: { fastify: ['config', 'store', 'now'] } });
+export default fp(pluginLoader, {
+  name: 'plugin-loader',
+  dependencies: ['auth'],
+  decorators: { fastify: ['config', 'store', 'now'] },
+});

@@ -32,13 +32,23 @@ export async function withTimeout<T>(work: PromiseLike<T>, ms: number, message: 
  * Imports the entry with a cache-busting query (`?v=<generation>-<mtime>`), so a rebuilt app instance
  * loads changed code, and returns its default export, which must be a function.
  */
-export async function importEntry(entryPath: string, generation: number, timeoutMs: number): Promise<ExtPluginFunction> {
+export async function importEntry(
+  entryPath: string,
+  generation: number,
+  timeoutMs: number,
+): Promise<ExtPluginFunction> {
   const { mtimeMs } = await stat(entryPath);
   const url = `${pathToFileURL(entryPath).href}?v=${generation}-${Math.trunc(mtimeMs)}`;
   // Top-level await in a plugin module could hang forever: the same time limit as registration.
-  const module = await withTimeout(import(url) as Promise<{ default?: unknown }>, timeoutMs, `importing the entry did not finish within ${timeoutMs} ms`);
+  const module = await withTimeout(
+    import(url) as Promise<{ default?: unknown }>,
+    timeoutMs,
+    `importing the entry did not finish within ${timeoutMs} ms`,
+  );
   if (typeof module.default !== 'function') {
-    throw new TypeError(`the entry's default export must be a Fastify plugin function (async (app, opts) => ...), got ${module.default === undefined ? 'no default export' : typeof module.default}`);
+    throw new TypeError(
+      `the entry's default export must be a Fastify plugin function (async (app, opts) => ...), got ${module.default === undefined ? 'no default export' : typeof module.default}`,
+    );
   }
   return module.default as ExtPluginFunction;
 }
@@ -62,12 +72,20 @@ export function classifyRoutes(scope: FastifyInstance, routes?: ExtPluginRoute[]
  * (also from a nested register or an onReady hook) or hangs rejects here, where avvio's error cannot
  * reach the real app: once an error enters the real app's boot queue, its ready() fails as a whole.
  */
-export async function trialRegister(plugin: ExtPluginFunction, options: ExtPluginOptions, prefix: string, timeoutMs: number): Promise<void> {
+export async function trialRegister(
+  plugin: ExtPluginFunction,
+  options: ExtPluginOptions,
+  prefix: string,
+  timeoutMs: number,
+): Promise<void> {
   const trial = Fastify({ logger: false, pluginTimeout: timeoutMs });
-  trial.register(async (scope) => {
-    classifyRoutes(scope);
-    await scope.register(plugin, options);
-  }, { prefix });
+  trial.register(
+    async (scope) => {
+      classifyRoutes(scope);
+      await scope.register(plugin, options);
+    },
+    { prefix },
+  );
   const message = `registration did not finish within ${timeoutMs} ms`;
   try {
     await withTimeout(trial.ready(), timeoutMs, message);

@@ -44,7 +44,8 @@ export interface LoadPlan {
   load: PlannedPlugin[];
 }
 
-const byName = (a: PlannedPlugin, b: PlannedPlugin) => (a.record.name < b.record.name ? -1 : a.record.name > b.record.name ? 1 : 0);
+const byName = (a: PlannedPlugin, b: PlannedPlugin) =>
+  a.record.name < b.record.name ? -1 : a.record.name > b.record.name ? 1 : 0;
 const pending = (p: PlannedPlugin) => p.record.status === 'pending';
 
 /** Marks a plugin failed with a loader-found problem (no stack: the message says it all). */
@@ -62,8 +63,15 @@ export function planPlugins(input: PlanInput): LoadPlan {
     const named = outcome.ok ? outcome.manifest : outcome;
     const name = named.name || dir;
     const record: LoaderRecord = {
-      name, dir, version: named.version ?? null, api_version: named.api_version ?? null,
-      prefix: named.prefix ?? defaultPrefix(name), status: 'pending', error: null, routes: [], loaded_at: null,
+      name,
+      dir,
+      version: named.version ?? null,
+      api_version: named.api_version ?? null,
+      prefix: named.prefix ?? defaultPrefix(name),
+      status: 'pending',
+      error: null,
+      routes: [],
+      loaded_at: null,
     };
     const plugin: PlannedPlugin = { record, ownsPrefix: false };
     all.push(plugin);
@@ -81,7 +89,17 @@ export function planPlugins(input: PlanInput): LoadPlan {
   }
   for (const name of input.enabled) {
     if (name !== '*' && !all.some((p) => p.record.name === name)) {
-      const record: LoaderRecord = { name, dir: null, version: null, api_version: null, prefix: defaultPrefix(name), status: 'pending', error: null, routes: [], loaded_at: null };
+      const record: LoaderRecord = {
+        name,
+        dir: null,
+        version: null,
+        api_version: null,
+        prefix: defaultPrefix(name),
+        status: 'pending',
+        error: null,
+        routes: [],
+        loaded_at: null,
+      };
       const plugin: PlannedPlugin = { record, ownsPrefix: false };
       fail(plugin, `plugin "${name}" is enabled but no directory in the plugins dir holds it`);
       all.push(plugin);
@@ -96,7 +114,11 @@ export function planPlugins(input: PlanInput): LoadPlan {
 function checkLoadable(plugin: PlannedPlugin, manifest: Manifest, input: PlanInput): void {
   plugin.manifest = manifest;
   if (!semver.satisfies(HOST_API_VERSION, manifest.api_version)) {
-    fail(plugin, `plugin needs host API ${manifest.api_version}; this host provides ${HOST_API_VERSION}`, 'incompatible');
+    fail(
+      plugin,
+      `plugin needs host API ${manifest.api_version}; this host provides ${HOST_API_VERSION}`,
+      'incompatible',
+    );
     return;
   }
   const config = input.validateConfig(manifest.name, manifest.config_schema, input.sections[manifest.name]);
@@ -132,16 +154,24 @@ function claimPrefixes(all: PlannedPlugin[], valid: Map<string, PlannedPlugin>, 
 }
 
 /** Fails plugins whose dependencies are missing, disabled or failed, repeating until nothing changes. */
-function resolveDependencies(all: PlannedPlugin[], valid: Map<string, PlannedPlugin>, reserved: readonly string[], hasBuiltin: (name: string) => boolean): void {
+function resolveDependencies(
+  all: PlannedPlugin[],
+  valid: Map<string, PlannedPlugin>,
+  reserved: readonly string[],
+  hasBuiltin: (name: string) => boolean,
+): void {
   for (let changed = true; changed;) {
     changed = false;
     for (const plugin of all.filter(pending)) {
-      const problem = plugin.manifest!.dependencies.map((dep) => {
-        if (reserved.includes(dep)) return hasBuiltin(dep) ? undefined : `missing dependency ${dep}: that built-in group is not registered`;
-        const target = valid.get(dep) ?? all.find((p) => p.record.name === dep);
-        if (!target) return `missing dependency ${dep}: no plugin has that name`;
-        return pending(target) ? undefined : `dependency ${dep} is ${target.record.status}`;
-      }).find((p) => p !== undefined);
+      const problem = plugin
+        .manifest!.dependencies.map((dep) => {
+          if (reserved.includes(dep))
+            return hasBuiltin(dep) ? undefined : `missing dependency ${dep}: that built-in group is not registered`;
+          const target = valid.get(dep) ?? all.find((p) => p.record.name === dep);
+          if (!target) return `missing dependency ${dep}: no plugin has that name`;
+          return pending(target) ? undefined : `dependency ${dep} is ${target.record.status}`;
+        })
+        .find((p) => p !== undefined);
       if (problem) {
         fail(plugin, problem);
         changed = true;

@@ -4,12 +4,19 @@ import { Ajv, type ErrorObject } from 'ajv';
 export type ConfigOutcome = { ok: true; config: Record<string, unknown> } | { ok: false; message: string };
 
 /** A validator for one loader run; Ajv caches compiled schemas, so it is not shared across app instances. */
-export function createConfigValidator(): (name: string, schema: Record<string, unknown> | undefined, section: unknown) => ConfigOutcome {
+export function createConfigValidator(): (
+  name: string,
+  schema: Record<string, unknown> | undefined,
+  section: unknown,
+) => ConfigOutcome {
   // useDefaults: a plugin sees the defaults its schema declares; strict off: authors' schemas may carry annotations Ajv does not know.
   const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
   return (name, schema, section) => {
     const config = structuredClone(section ?? {}) as Record<string, unknown>;
-    if (!schema) return typeof config === 'object' && !Array.isArray(config) ? { ok: true, config } : { ok: false, message: `plugins.config.${name} must be a mapping` };
+    if (!schema)
+      return typeof config === 'object' && !Array.isArray(config)
+        ? { ok: true, config }
+        : { ok: false, message: `plugins.config.${name} must be a mapping` };
     let validate;
     try {
       validate = ajv.compile(schema);

@@ -32,8 +32,10 @@ export function prefixesOverlap(a: string, b: string): boolean {
 
 /** Why a prefix is unacceptable regardless of other plugins, or undefined when it is fine; `reserved` is reservedNames(). */
 export function prefixProblem(prefix: string, reserved: readonly string[]): string | undefined {
-  if (!PREFIX_FORMAT.test(prefix)) return `prefix "${prefix}" must start with /api/ and consist of lower-case path segments ([a-z0-9._-], no parameters, no trailing slash)`;
-  if (prefix.split('/').some((segment) => segment === '..' || segment === '.')) return `prefix "${prefix}" must not contain . or .. segments`;
+  if (!PREFIX_FORMAT.test(prefix))
+    return `prefix "${prefix}" must start with /api/ and consist of lower-case path segments ([a-z0-9._-], no parameters, no trailing slash)`;
+  if (prefix.split('/').some((segment) => segment === '..' || segment === '.'))
+    return `prefix "${prefix}" must not contain . or .. segments`;
   if (RESERVED_EXACT.includes(prefix)) return `prefix "${prefix}" is reserved`;
   const builtin = reservedTrees(reserved).find((reserved) => prefix === reserved || prefix.startsWith(`${reserved}/`));
   return builtin ? `prefix "${prefix}" lies under the built-in prefix ${builtin}` : undefined;

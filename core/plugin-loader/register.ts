@@ -31,34 +31,54 @@ export function registerPlugin(ctx: RegisterContext, planned: PlannedPlugin): vo
   // Set once avvio has given up on the scope (its own time limit), so late work must not touch it.
   let settled = false;
 
-  app.register(async function extPluginScope(scope) {
-    const unloaded = manifest.dependencies.map((d) => ctx.byName.get(d)).find((dep) => dep !== undefined && dep.record.status !== 'loaded');
-    if (unloaded) throw new LoaderProblem(`dependency ${unloaded.record.name} is ${unloaded.record.status}`);
-    const plugin = await importEntry(manifest.entryPath, generation, timeoutMs);
-    const input = { name: record.name, config: planned.config ?? {}, store: await openPluginStore(app, record.name) };
-    if (settled) return;
-    await trialRegister(plugin, pluginOptions(app, input), record.prefix, timeoutMs);
-    if (settled) return;
-    classifyRoutes(scope, routes);
-    scope.register(plugin, pluginOptions(app, input));
-  }, { prefix: record.prefix }).after((err) => {
-    // One-argument form: avvio hands the error over and clears it, so it does not reach the host's ready().
-    settled = true;
-    if (err) {
-      const timedOut = isTimeout(err);
-      record.status = 'failed';
-      record.error = {
-        // Our own time-outs say what timed out; Fastify's pluginTimeout (the host's limit) may strike first.
-        message: timedOut && !(err instanceof LoadTimeoutError) ? `registration did not finish within ${app.initialConfig.pluginTimeout} ms` : err.message,
-        stack: timedOut || err instanceof LoaderProblem ? null : err.stack ?? null,
-      };
-      app.log.error({ plugin: record.name, dir: record.dir, err }, `plugin ${record.name} failed to load: ${record.error.message}`);
-      if (planned.ownsPrefix) mountUnavailable(app, record);
-    } else {
-      record.status = 'loaded';
-      record.routes = routes;
-      record.loaded_at = app.now().toISOString();
-      app.log.info({ plugin: record.name, version: record.version, prefix: record.prefix, routes: routes.length }, `plugin ${record.name} loaded`);
-    }
-  });
+  app
+    .register(
+      async function extPluginScope(scope) {
+        const unloaded = manifest.dependencies
+          .map((d) => ctx.byName.get(d))
+          .find((dep) => dep !== undefined && dep.record.status !== 'loaded');
+        if (unloaded) throw new LoaderProblem(`dependency ${unloaded.record.name} is ${unloaded.record.status}`);
+        const plugin = await importEntry(manifest.entryPath, generation, timeoutMs);
+        const input = {
+          name: record.name,
+          config: planned.config ?? {},
+          store: await openPluginStore(app, record.name),
+        };
+        if (settled) return;
+        await trialRegister(plugin, pluginOptions(app, input), record.prefix, timeoutMs);
+        if (settled) return;
+        classifyRoutes(scope, routes);
+        scope.register(plugin, pluginOptions(app, input));
+      },
+      { prefix: record.prefix },
+    )
+    .after((err) => {
+      // One-argument form: avvio hands the error over and clears it, so it does not reach the host's ready().
+      settled = true;
+      if (err) {
+        const timedOut = isTimeout(err);
+        record.status = 'failed';
+        record.error = {
+          // Our own time-outs say what timed out; Fastify's pluginTimeout (the host's limit) may strike first.
+          message:
+            timedOut && !(err instanceof LoadTimeoutError)
+              ? `registration did not finish within ${app.initialConfig.pluginTimeout} ms`
+              : err.message,
+          stack: timedOut || err instanceof LoaderProblem ? null : (err.stack ?? null),
+        };
+        app.log.error(
+          { plugin: record.name, dir: record.dir, err },
+          `plugin ${record.name} failed to load: ${record.error.message}`,
+        );
+        if (planned.ownsPrefix) mountUnavailable(app, record);
+      } else {
+        record.status = 'loaded';
+        record.routes = routes;
+        record.loaded_at = app.now().toISOString();
+        app.log.info(
+          { plugin: record.name, version: record.version, prefix: record.prefix, routes: routes.length },
+          `plugin ${record.name} loaded`,
+        );
+      }
+    });
 }

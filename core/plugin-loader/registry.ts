@@ -6,10 +6,13 @@ import type { ExtPluginRecord, ExtPluginRegistry } from './types.ts';
 export function createRegistry(plugins: PlannedPlugin[], generation: number): ExtPluginRegistry {
   return Object.freeze({
     generation,
-    list: (): ExtPluginRecord[] => plugins.map(({ record }) => {
-      const { status, ...rest } = structuredClone(record);
-      // `pending` only exists before ready(): no request can see it, but a direct caller might.
-      return status === 'pending' ? { ...rest, status: 'failed', error: { message: 'not loaded yet', stack: null } } : { ...rest, status };
-    }),
+    list: (): ExtPluginRecord[] =>
+      plugins.map(({ record }) => {
+        const { status, ...rest } = structuredClone(record);
+        // `pending` only exists before ready(): no request can see it, but a direct caller might.
+        return status === 'pending'
+          ? { ...rest, status: 'failed', error: { message: 'not loaded yet', stack: null } }
+          : { ...rest, status };
+      }),
   });
 }

@@ -8,7 +8,8 @@ const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']
 /** Mounts `<prefix>` and `<prefix>/*`; returns false when a route there already exists (then it is logged). */
 export function mountUnavailable(app: FastifyInstance, record: LoaderRecord): boolean {
   // The reason stays in GET /api/system/plugins: error texts may carry internal paths (API.md §2.4).
-  const reason = record.status === 'incompatible' ? 'it is incompatible with this host API version' : 'it failed to load';
+  const reason =
+    record.status === 'incompatible' ? 'it is incompatible with this host API version' : 'it failed to load';
   const handler = async () => {
     throw errors.pluginUnavailable(record.name, `${reason}; see GET /api/system/plugins`);
   };

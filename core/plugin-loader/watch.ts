@@ -24,7 +24,10 @@ export interface PluginsWatcher {
 /** Starts watching; resolves once the initial scan is done. A missing PLUGINS_DIR is not watched (logged). */
 export async function watchPluginsDir(options: PluginsWatchOptions): Promise<PluginsWatcher> {
   const dir = path.resolve(options.dir);
-  const isDir = await stat(dir).then((s) => s.isDirectory(), () => false);
+  const isDir = await stat(dir).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
   if (!isDir) {
     options.logger.info({ dir }, 'plugins dir does not exist; hot reload is off until the server restarts');
     return { close: async () => undefined };
@@ -45,7 +48,11 @@ export async function watchPluginsDir(options: PluginsWatchOptions): Promise<Plu
   // Dot-files and node_modules churn during installs and editor saves without changing what loads.
   const watcher = watch(dir, {
     ignoreInitial: true,
-    ignored: (file) => path.relative(dir, file).split(path.sep).some((part) => part.startsWith('.') || part === 'node_modules'),
+    ignored: (file) =>
+      path
+        .relative(dir, file)
+        .split(path.sep)
+        .some((part) => part.startsWith('.') || part === 'node_modules'),
   });
   watcher.on('all', (_event, file) => {
     changed.add(path.resolve(file));

@@ -28,7 +28,11 @@ export interface AtomicWriteOptions {
 }
 
 /** Writes `content` to `file` so that readers see either the old or the new bytes, never a mix. */
-export async function writeAtomic(file: string, content: string | Buffer, options: AtomicWriteOptions = {}): Promise<void> {
+export async function writeAtomic(
+  file: string,
+  content: string | Buffer,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
   const { mode = 0o644, dirMode, syncDir = true } = options;
   const dir = path.dirname(file);
   await mkdir(dir, { recursive: true, mode: dirMode ?? 0o755 });

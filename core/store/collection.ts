@@ -5,7 +5,15 @@ import { StoreError } from './errors.ts';
 import { fsyncDir, hashOf, removeDurably, writeAtomic } from './atomic-write.ts';
 import type { Attempt, StoreContext } from './context.ts';
 import { readDataFile } from './read-data-file.ts';
-import type { ChangeEvent, ChangeSource, Collection, CollectionOptions, InvalidFile, StoredObject, WriteOptions } from './types.ts';
+import type {
+  ChangeEvent,
+  ChangeSource,
+  Collection,
+  CollectionOptions,
+  InvalidFile,
+  StoredObject,
+  WriteOptions,
+} from './types.ts';
 import { checkerFor, invalidAt, parseFileText, validateAgainst } from './validate.ts';
 import { renderYaml } from './yaml-file.ts';
 import { SLUG } from '../ids.ts';
@@ -17,11 +25,16 @@ const BATCH_CONCURRENCY = 16;
 const QUIET_BATCH = 50;
 
 type Held<T> = StoredObject<T> & { text: string };
-type ReadResult<T> = { kind: 'missing' } | { kind: 'ok'; object: Held<T> } | { kind: 'invalid'; error: InvalidFile; syntax: boolean; hash: string };
+type ReadResult<T> =
+  | { kind: 'missing' }
+  | { kind: 'ok'; object: Held<T> }
+  | { kind: 'invalid'; error: InvalidFile; syntax: boolean; hash: string };
 
-const versionConflict = (collection: string, id: string) => new StoreError('version_conflict', `${collection}/${id} is not at the expected version`);
+const versionConflict = (collection: string, id: string) =>
+  new StoreError('version_conflict', `${collection}/${id} is not at the expected version`);
 
-const isoOrNull = (v: unknown): string | null => (typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? new Date(v).toISOString() : null);
+const isoOrNull = (v: unknown): string | null =>
+  typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? new Date(v).toISOString() : null;
 
 export class FileCollection<T> implements Collection<T> {
   readonly name: string;
@@ -39,7 +52,10 @@ export class FileCollection<T> implements Collection<T> {
   /** Writes started per file: a read that overlaps one may hold the bytes from before it. */
   private readonly writesStarted = new Map<string, number>();
 
-  constructor(private readonly ctx: StoreContext, private readonly options: CollectionOptions<T>) {
+  constructor(
+    private readonly ctx: StoreContext,
+    private readonly options: CollectionOptions<T>,
+  ) {
     this.name = options.name;
     this.dir = path.join(ctx.dataDir, options.name);
     this.idPattern = options.idPattern ?? SLUG;
@@ -95,11 +111,19 @@ export class FileCollection<T> implements Collection<T> {
    * cost a read and a hash each.
    */
   async catchUp(sinceMs: number): Promise<void> {
-    await this.reconcileWithDisk((file) => stat(file).then((s) => s.mtimeMs >= sinceMs, () => true));
+    await this.reconcileWithDisk((file) =>
+      stat(file).then(
+        (s) => s.mtimeMs >= sinceMs,
+        () => true,
+      ),
+    );
   }
 
   /** Drops objects whose file is gone, then ingests new files and those `changed` selects. */
-  private async reconcileWithDisk(changed: (file: string) => Promise<boolean>, source: ChangeSource = 'file'): Promise<void> {
+  private async reconcileWithDisk(
+    changed: (file: string) => Promise<boolean>,
+    source: ChangeSource = 'file',
+  ): Promise<void> {
     let names: string[] = [];
     try {
       names = (await readdir(this.dir)).filter((n) => YAML_FILE.test(n));
@@ -151,7 +175,15 @@ export class FileCollection<T> implements Collection<T> {
     }
     this.invalid.delete(file);
     if (current && current.file !== file) {
-      this.markInvalid({ path: file, line: null, column: null, message: `duplicate of ${path.basename(current.file)}: id ${id} is already defined` }, result.object.etag);
+      this.markInvalid(
+        {
+          path: file,
+          line: null,
+          column: null,
+          message: `duplicate of ${path.basename(current.file)}: id ${id} is already defined`,
+        },
+        result.object.etag,
+      );
       return 'done';
     }
     if (current && current.etag === result.object.etag) return 'done'; // our own write, or a touch
@@ -170,7 +202,11 @@ export class FileCollection<T> implements Collection<T> {
     return this.write(id, () => data, options) as Promise<StoredObject<T>>;
   }
 
-  async update(id: string, mutate: (current: StoredObject<T> | undefined) => T | undefined, options: WriteOptions = {}): Promise<StoredObject<T> | undefined> {
+  async update(
+    id: string,
+    mutate: (current: StoredObject<T> | undefined) => T | undefined,
+    options: WriteOptions = {},
+  ): Promise<StoredObject<T> | undefined> {
     return this.write(id, mutate, options);
   }
 
@@ -198,37 +234,51 @@ export class FileCollection<T> implements Collection<T> {
    * directory fsynced once: a first discovery sync of 10,000 resources takes seconds, not minutes.
    * Ids must be distinct. Resolves in input order, like update() for each.
    */
-  async updateMany(items: { id: string; mutate: (current: StoredObject<T> | undefined) => T | undefined }[], options: Pick<WriteOptions, 'source'> = {}): Promise<(StoredObject<T> | undefined)[]> {
+  async updateMany(
+    items: { id: string; mutate: (current: StoredObject<T> | undefined) => T | undefined }[],
+    options: Pick<WriteOptions, 'source'> = {},
+  ): Promise<(StoredObject<T> | undefined)[]> {
     const ids = new Set(items.map((item) => item.id));
     if (ids.size !== items.length) throw new Error(`store: updateMany on ${this.name} got the same id twice`);
     for (const item of items) this.assertId(item.id);
-    const bulk = (work: () => Promise<(StoredObject<T> | undefined)[]>) => (items.length >= QUIET_BATCH ? this.ctx.quiet(this.dir, work) : work());
-    return this.ctx.locks.run(this.dir, () => bulk(async () => {
-      const results: (StoredObject<T> | undefined)[] = new Array(items.length);
-      let next = 0;
-      let wrote = false;
-      const worker = async () => {
-        while (next < items.length) {
-          const i = next++;
-          const outcome = await this.writeUnlocked(items[i].id, items[i].mutate, options, false);
-          results[i] = outcome.object;
-          wrote ||= outcome.wrote;
-        }
-      };
-      await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, items.length) }, worker));
-      if (wrote) await fsyncDir(this.dir);
-      return results;
-    }));
+    const bulk = (work: () => Promise<(StoredObject<T> | undefined)[]>) =>
+      items.length >= QUIET_BATCH ? this.ctx.quiet(this.dir, work) : work();
+    return this.ctx.locks.run(this.dir, () =>
+      bulk(async () => {
+        const results: (StoredObject<T> | undefined)[] = new Array(items.length);
+        let next = 0;
+        let wrote = false;
+        const worker = async () => {
+          while (next < items.length) {
+            const i = next++;
+            const outcome = await this.writeUnlocked(items[i].id, items[i].mutate, options, false);
+            results[i] = outcome.object;
+            wrote ||= outcome.wrote;
+          }
+        };
+        await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, items.length) }, worker));
+        if (wrote) await fsyncDir(this.dir);
+        return results;
+      }),
+    );
   }
 
-  private async write(id: string, mutate: (current: StoredObject<T> | undefined) => T | undefined, options: WriteOptions = {}): Promise<StoredObject<T> | undefined> {
+  private async write(
+    id: string,
+    mutate: (current: StoredObject<T> | undefined) => T | undefined,
+    options: WriteOptions = {},
+  ): Promise<StoredObject<T> | undefined> {
     this.assertId(id);
     return this.ctx.locks.run(this.dir, async () => (await this.writeUnlocked(id, mutate, options, true)).object);
   }
 
   /** One read-modify-write; the caller holds the collection lock. */
-  private async writeUnlocked(id: string, mutate: (current: StoredObject<T> | undefined) => T | undefined, options: WriteOptions, syncDir: boolean):
-    Promise<{ object: StoredObject<T> | undefined; wrote: boolean }> {
+  private async writeUnlocked(
+    id: string,
+    mutate: (current: StoredObject<T> | undefined) => T | undefined,
+    options: WriteOptions,
+    syncDir: boolean,
+  ): Promise<{ object: StoredObject<T> | undefined; wrote: boolean }> {
     const fresh = await this.fresh(id);
     if (options.expect && !options.expect(fresh?.etag)) throw versionConflict(this.name, id);
     const data = mutate(fresh);
@@ -242,7 +292,15 @@ export class FileCollection<T> implements Collection<T> {
     const content = { ...(data as object), created_at: fresh?.created_at ?? now, updated_at: now };
     const file = fresh?.file ?? path.join(this.dir, `${id}.yaml`);
     const text = renderYaml(content, fresh?.text);
-    const object: Held<T> = { id, data, etag: hashOf(text), created_at: content.created_at, updated_at: now, file, text };
+    const object: Held<T> = {
+      id,
+      data,
+      etag: hashOf(text),
+      created_at: content.created_at,
+      updated_at: now,
+      file,
+      text,
+    };
     this.ownOperation(file, object.etag);
     try {
       await writeAtomic(file, text, { mode: this.options.fileMode, syncDir });
@@ -254,7 +312,6 @@ export class FileCollection<T> implements Collection<T> {
     }
     return { object, wrote: true };
   }
-
 
   /** Marks a write (or, with '', a removal) of `file` by this process as started. */
   private ownOperation(file: string, etag: string): void {
@@ -276,7 +333,13 @@ export class FileCollection<T> implements Collection<T> {
   private async readObject(id: string, file: string): Promise<ReadResult<T>> {
     const read = await readDataFile(file);
     if (read.kind === 'missing') return read;
-    if (read.kind === 'refused') return { kind: 'invalid', syntax: false, hash: '', error: { path: file, line: null, column: null, message: read.message } };
+    if (read.kind === 'refused')
+      return {
+        kind: 'invalid',
+        syntax: false,
+        hash: '',
+        error: { path: file, line: null, column: null, message: read.message },
+      };
     const text = read.bytes.toString('utf8');
     const mtime = read.mtime;
     // the bytes we hold already (our own write coming back through the watcher, a touch):
@@ -285,23 +348,56 @@ export class FileCollection<T> implements Collection<T> {
     if (held && held.file === file && held.etag === hashOf(text)) return { kind: 'ok', object: held };
     const hash = hashOf(text);
     const invalid = (error: InvalidFile, syntax = false): ReadResult<T> => ({ kind: 'invalid', error, syntax, hash });
-    if (!this.idPattern.test(id)) return invalid({ path: file, line: null, column: null, message: `file name ${path.basename(file)} is not a valid id (${this.idPattern.source})` });
+    if (!this.idPattern.test(id))
+      return invalid({
+        path: file,
+        line: null,
+        column: null,
+        message: `file name ${path.basename(file)} is not a valid id (${this.idPattern.source})`,
+      });
     const parsed = parseFileText(file, text);
     if (!parsed.ok) return invalid(parsed.error, true);
     const raw = parsed.value ?? {};
-    if (typeof raw !== 'object' || Array.isArray(raw)) return invalid({ path: file, line: 1, column: 1, message: 'file must hold a YAML mapping' });
+    if (typeof raw !== 'object' || Array.isArray(raw))
+      return invalid({ path: file, line: 1, column: 1, message: 'file must hold a YAML mapping' });
     const { id: innerId, created_at, updated_at, ...rest } = raw as Record<string, unknown>;
-    if (innerId !== undefined && innerId !== id) return invalid(invalidAt(file, parsed.parsed, '/id', `id "${String(innerId)}" does not match the file name ${id}`));
-    for (const [key, v] of [['created_at', created_at], ['updated_at', updated_at]] as const) {
-      if (v !== undefined && isoOrNull(v) === null) return invalid(invalidAt(file, parsed.parsed, `/${key}`, `${key} must be an ISO-8601 timestamp`));
+    if (innerId !== undefined && innerId !== id)
+      return invalid(
+        invalidAt(file, parsed.parsed, '/id', `id "${String(innerId)}" does not match the file name ${id}`),
+      );
+    for (const [key, v] of [
+      ['created_at', created_at],
+      ['updated_at', updated_at],
+    ] as const) {
+      if (v !== undefined && isoOrNull(v) === null)
+        return invalid(invalidAt(file, parsed.parsed, `/${key}`, `${key} must be an ISO-8601 timestamp`));
     }
     const valid = validateAgainst<T>(this.options.schema, rest, file, parsed.parsed);
     if (!valid.ok) return invalid(valid.error);
     const problems = this.options.check?.(id, valid.value) ?? [];
-    if (problems.length > 0) return invalid(invalidAt(file, parsed.parsed, problems[0].path, `${problems[0].path.replace(/^\//, '')}: ${problems[0].message}`));
+    if (problems.length > 0)
+      return invalid(
+        invalidAt(
+          file,
+          parsed.parsed,
+          problems[0].path,
+          `${problems[0].path.replace(/^\//, '')}: ${problems[0].message}`,
+        ),
+      );
     const data = this.options.normalize ? this.options.normalize(valid.value) : valid.value;
     const fallback = mtime.toISOString();
-    return { kind: 'ok', object: { id, data, etag: hash, created_at: isoOrNull(created_at) ?? fallback, updated_at: isoOrNull(updated_at) ?? fallback, file, text } };
+    return {
+      kind: 'ok',
+      object: {
+        id,
+        data,
+        etag: hash,
+        created_at: isoOrNull(created_at) ?? fallback,
+        updated_at: isoOrNull(updated_at) ?? fallback,
+        file,
+        text,
+      },
+    };
   }
 
   private twinOf(file: string): string {
@@ -312,7 +408,10 @@ export class FileCollection<T> implements Collection<T> {
     const previous = this.invalid.get(error.path);
     this.invalid.set(error.path, { ...error, hash });
     if (previous?.hash !== hash) {
-      this.ctx.logger.warn({ file: error.path, line: error.line, column: error.column }, `invalid file ignored, last valid version stays in effect: ${error.message}`);
+      this.ctx.logger.warn(
+        { file: error.path, line: error.line, column: error.column },
+        `invalid file ignored, last valid version stays in effect: ${error.message}`,
+      );
       this.ctx.emitAny({ collection: this.name, source: 'file' });
     }
   }
@@ -320,7 +419,11 @@ export class FileCollection<T> implements Collection<T> {
   private set(object: Held<T>, source: ChangeSource, previous: Held<T> | undefined): void {
     this.objects.set(object.id, object);
     this.sorted = null;
-    if (source === 'file') this.ctx.logger.info({ collection: this.name, id: object.id, file: object.file }, previous ? 'hand edit applied' : 'object added from file');
+    if (source === 'file')
+      this.ctx.logger.info(
+        { collection: this.name, id: object.id, file: object.file },
+        previous ? 'hand edit applied' : 'object added from file',
+      );
     this.emit({ collection: this.name, type: 'upsert', id: object.id, object, previous, source });
   }
 
@@ -345,7 +448,8 @@ export class FileCollection<T> implements Collection<T> {
   }
 
   private assertId(id: string): void {
-    if (!this.idPattern.test(id)) throw new StoreError('invalid_id', `id "${id.slice(0, 80)}" is not valid`, `must match ${this.idPattern.source}`);
+    if (!this.idPattern.test(id))
+      throw new StoreError('invalid_id', `id "${id.slice(0, 80)}" is not valid`, `must match ${this.idPattern.source}`);
   }
 
   private singular(): string {

@@ -8,7 +8,10 @@ import type { ChangeSource, DocumentOptions, InvalidFile, StoreDocument } from '
 import { checkerFor, invalidAt, parseFileText, validateAgainst } from './validate.ts';
 import { renderYaml } from './yaml-file.ts';
 
-type Read<T> = { kind: 'missing' } | { kind: 'ok'; value: T; text: string; hash: string } | { kind: 'invalid'; error: InvalidFile; syntax: boolean; hash: string };
+type Read<T> =
+  | { kind: 'missing' }
+  | { kind: 'ok'; value: T; text: string; hash: string }
+  | { kind: 'invalid'; error: InvalidFile; syntax: boolean; hash: string };
 
 export class FileDocument<T> implements StoreDocument<T> {
   readonly path: string;
@@ -22,7 +25,10 @@ export class FileDocument<T> implements StoreDocument<T> {
   private writesStarted = 0;
   private readonly listeners = new Set<(value: T, source: ChangeSource) => void>();
 
-  constructor(private readonly ctx: StoreContext, private readonly options: DocumentOptions<T>) {
+  constructor(
+    private readonly ctx: StoreContext,
+    private readonly options: DocumentOptions<T>,
+  ) {
     this.path = path.join(ctx.dataDir, options.path);
     this.value = options.initial();
     checkerFor(options.schema);
@@ -77,7 +83,10 @@ export class FileDocument<T> implements StoreDocument<T> {
       const previous = this.invalid;
       this.invalid = { ...result.error, hash: result.hash };
       if (previous?.hash !== result.hash) {
-        this.ctx.logger.warn({ file: this.path, line: result.error.line }, `invalid file ignored, last valid version stays in effect: ${result.error.message}`);
+        this.ctx.logger.warn(
+          { file: this.path, line: result.error.line },
+          `invalid file ignored, last valid version stays in effect: ${result.error.message}`,
+        );
         this.ctx.emitAny({ collection: this.options.path, source: 'file' });
       }
       return 'done';
@@ -100,7 +109,10 @@ export class FileDocument<T> implements StoreDocument<T> {
       const next = mutate(structuredClone(current));
       if (next === undefined) return current;
       const check = checkerFor(this.options.schema);
-      if (!check.Check(next)) throw new Error(`store: refusing to write invalid ${this.options.path}: ${check.Errors(next).First()?.message}`);
+      if (!check.Check(next))
+        throw new Error(
+          `store: refusing to write invalid ${this.options.path}: ${check.Errors(next).First()?.message}`,
+        );
       const text = renderYaml(next, fresh.kind === 'ok' ? fresh.text : undefined);
       this.writing = hashOf(text);
       this.writesStarted += 1;
@@ -134,17 +146,33 @@ export class FileDocument<T> implements StoreDocument<T> {
   private async read(): Promise<Read<T>> {
     const read = await readDataFile(this.path);
     if (read.kind === 'missing') return read;
-    if (read.kind === 'refused') return { kind: 'invalid', syntax: false, hash: '', error: { path: this.path, line: null, column: null, message: read.message } };
+    if (read.kind === 'refused')
+      return {
+        kind: 'invalid',
+        syntax: false,
+        hash: '',
+        error: { path: this.path, line: null, column: null, message: read.message },
+      };
     const text = read.bytes.toString('utf8');
     const hash = hashOf(text);
     const parsed = parseFileText(this.path, text);
     if (!parsed.ok) return { kind: 'invalid', error: parsed.error, syntax: true, hash };
-    const valid = validateAgainst<T>(this.options.schema, parsed.value ?? this.options.initial(), this.path, parsed.parsed);
+    const valid = validateAgainst<T>(
+      this.options.schema,
+      parsed.value ?? this.options.initial(),
+      this.path,
+      parsed.parsed,
+    );
     if (!valid.ok) return { kind: 'invalid', error: valid.error, syntax: false, hash };
     const problems = this.options.check?.(valid.value) ?? [];
     if (problems.length > 0) {
       const { path: pointer, message } = problems[0];
-      return { kind: 'invalid', error: invalidAt(this.path, parsed.parsed, pointer, `${pointer.replace(/^\//, '')}: ${message}`), syntax: false, hash };
+      return {
+        kind: 'invalid',
+        error: invalidAt(this.path, parsed.parsed, pointer, `${pointer.replace(/^\//, '')}: ${message}`),
+        syntax: false,
+        hash,
+      };
     }
     const value = this.options.normalize ? this.options.normalize(valid.value) : valid.value;
     return { kind: 'ok', value, text, hash };

@@ -11,11 +11,16 @@ export type StoreErrorKind =
   | 'invalid_id';
 
 export class StoreError extends Error {
-  constructor(readonly kind: StoreErrorKind, message: string, readonly rule?: string) {
+  constructor(
+    readonly kind: StoreErrorKind,
+    message: string,
+    readonly rule?: string,
+  ) {
     super(message);
     this.name = 'StoreError';
   }
 }
 
 /** Whether `err` is a store error of that kind. */
-export const isStoreError = (err: unknown, kind: StoreErrorKind): err is StoreError => err instanceof StoreError && err.kind === kind;
+export const isStoreError = (err: unknown, kind: StoreErrorKind): err is StoreError =>
+  err instanceof StoreError && err.kind === kind;

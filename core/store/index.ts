@@ -9,7 +9,15 @@ import { FileDocument } from './document.ts';
 import { DirectoryLocks } from './lock.ts';
 import { readDataFile } from './read-data-file.ts';
 import { removeStaleTempFiles, STALE_TEMP_MS } from './temp-files.ts';
-import type { AnyChangeEvent, Collection, CollectionOptions, DocumentOptions, InvalidFile, StoreDocument, YamlStore } from './types.ts';
+import type {
+  AnyChangeEvent,
+  Collection,
+  CollectionOptions,
+  DocumentOptions,
+  InvalidFile,
+  StoreDocument,
+  YamlStore,
+} from './types.ts';
 
 export type * from './types.ts';
 export { StoreError, isStoreError, type StoreErrorKind } from './errors.ts';
@@ -37,8 +45,12 @@ type AnyListener = (event: AnyChangeEvent) => void;
 function ignored(dataDir: string, file: string): boolean {
   if (file.length <= dataDir.length) return false;
   const base = path.basename(file);
-  return base.startsWith('.') || base.endsWith('.tmp') || base.endsWith('.lock')
-    || (base.startsWith('audit.log') && path.dirname(file) === dataDir);
+  return (
+    base.startsWith('.') ||
+    base.endsWith('.tmp') ||
+    base.endsWith('.lock') ||
+    (base.startsWith('audit.log') && path.dirname(file) === dataDir)
+  );
 }
 
 class Store implements YamlStore {
@@ -95,7 +107,12 @@ class Store implements YamlStore {
     const onDir = (dir: string) => {
       this.dirWaiters.get(path.resolve(dir))?.();
       const collection = this.collections.find((c) => c.dir === path.resolve(dir));
-      if (collection) this.track(collection.resync().catch((err) => this.options.logger.error({ err, dir }, 'failed to rescan a data directory')));
+      if (collection)
+        this.track(
+          collection
+            .resync()
+            .catch((err) => this.options.logger.error({ err, dir }, 'failed to rescan a data directory')),
+        );
     };
     this.watcher.on('addDir', onDir).on('unlinkDir', onDir);
     this.watcher.on('error', (err) => this.options.logger.error({ err }, 'data dir watcher error'));
@@ -103,7 +120,8 @@ class Store implements YamlStore {
   }
 
   async collection<T>(options: CollectionOptions<T>): Promise<Collection<T>> {
-    if (this.collections.some((c) => c.name === options.name)) throw new Error(`store: collection ${options.name} registered twice`);
+    if (this.collections.some((c) => c.name === options.name))
+      throw new Error(`store: collection ${options.name} registered twice`);
     const collection = new FileCollection<T>(this.ctx, options);
     await this.ensureWatchedDir(collection.dir);
     await collection.scan();
@@ -120,8 +138,10 @@ class Store implements YamlStore {
   }
 
   invalidFiles(): InvalidFile[] {
-    return [...this.collections.flatMap((c) => c.invalidFiles()), ...this.documents.flatMap((d) => d.invalidFiles())]
-      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    return [
+      ...this.collections.flatMap((c) => c.invalidFiles()),
+      ...this.documents.flatMap((d) => d.invalidFiles()),
+    ].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
 
   onAnyChange(listener: AnyListener): () => void {
@@ -200,7 +220,11 @@ class Store implements YamlStore {
     const created = await mkdir(dir, { recursive: true });
     if (!created || !this.watcher) return;
     await new Promise<void>((resolve) => {
-      const done = () => { clearTimeout(timer); this.dirWaiters.delete(dir); resolve(); };
+      const done = () => {
+        clearTimeout(timer);
+        this.dirWaiters.delete(dir);
+        resolve();
+      };
       const timer = setTimeout(done, 5000); // the watcher reports a new dir within ms; a loaded machine may take seconds
       this.dirWaiters.set(dir, done);
     });
@@ -208,7 +232,8 @@ class Store implements YamlStore {
 
   private resolveInside(relativePath: string): string {
     const resolved = path.resolve(this.dataDir, relativePath);
-    if (!resolved.startsWith(this.dataDir + path.sep)) throw new Error(`store: path ${relativePath} leaves the data dir`);
+    if (!resolved.startsWith(this.dataDir + path.sep))
+      throw new Error(`store: path ${relativePath} leaves the data dir`);
     return resolved;
   }
 
@@ -226,7 +251,11 @@ class Store implements YamlStore {
       if (attempt === 'final') open.attempt = 'final';
       return;
     }
-    const window = { dirty: attempt !== 'leading', attempt: attempt === 'leading' ? 'normal' as Attempt : attempt, timer: undefined as unknown as NodeJS.Timeout };
+    const window = {
+      dirty: attempt !== 'leading',
+      attempt: attempt === 'leading' ? ('normal' as Attempt) : attempt,
+      timer: undefined as unknown as NodeJS.Timeout,
+    };
     window.timer = setTimeout(() => {
       this.windows.delete(file);
       if (window.dirty) this.enqueue(file, window.attempt);
@@ -239,7 +268,11 @@ class Store implements YamlStore {
     const previous = this.chains.get(file) ?? Promise.resolve();
     const next = previous.then(() => this.process(file, attempt));
     this.chains.set(file, next);
-    this.track(next.finally(() => { if (this.chains.get(file) === next) this.chains.delete(file); }));
+    this.track(
+      next.finally(() => {
+        if (this.chains.get(file) === next) this.chains.delete(file);
+      }),
+    );
   }
 
   private markDirty(file: string): void {
@@ -296,7 +329,10 @@ class Store implements YamlStore {
     try {
       const owner = this.collections.find((c) => c.owns(file)) ?? this.documents.find((d) => d.owns(file));
       if (!owner) return;
-      const outcome = owner instanceof FileCollection ? await owner.ingest(file, 'file', attempt) : await owner.ingest('file', attempt);
+      const outcome =
+        owner instanceof FileCollection
+          ? await owner.ingest(file, 'file', attempt)
+          : await owner.ingest('file', attempt);
       if (outcome !== 'retry') return;
       // leading read of an invalid file: judge it when the window closes; syntax error: once more
       if (attempt === 'leading') this.markDirty(file);

@@ -35,16 +35,23 @@ export async function readDataFile(file: string, limit = MAX_DATA_FILE_BYTES): P
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' };
-    if (code === 'ELOOP') return { kind: 'refused', message: 'is a symbolic link: data files must be regular files inside the data dir (not read)' };
+    if (code === 'ELOOP')
+      return {
+        kind: 'refused',
+        message: 'is a symbolic link: data files must be regular files inside the data dir (not read)',
+      };
     return { kind: 'refused', message: `unreadable: ${(err as Error).message}` };
   }
   try {
     const stats = await handle.stat();
-    if (!stats.isFile()) return { kind: 'refused', message: `is ${kindOf(stats)}: data files must be regular files (not read)` };
-    if (stats.size > limit) return { kind: 'refused', message: `is ${MiB(stats.size)}: data files are limited to ${MiB(limit)} (not read)` };
+    if (!stats.isFile())
+      return { kind: 'refused', message: `is ${kindOf(stats)}: data files must be regular files (not read)` };
+    if (stats.size > limit)
+      return { kind: 'refused', message: `is ${MiB(stats.size)}: data files are limited to ${MiB(limit)} (not read)` };
     const bytes = await handle.readFile();
     // the file may have grown between stat and read
-    if (bytes.length > limit) return { kind: 'refused', message: `is over ${MiB(limit)}: data files are limited to ${MiB(limit)} (not read)` };
+    if (bytes.length > limit)
+      return { kind: 'refused', message: `is over ${MiB(limit)}: data files are limited to ${MiB(limit)} (not read)` };
     return { kind: 'ok', bytes, mtime: stats.mtime };
   } catch (err) {
     return { kind: 'refused', message: `unreadable: ${(err as Error).message}` };

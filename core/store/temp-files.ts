@@ -28,7 +28,11 @@ export async function removeStaleTempFiles(dir: string, olderThanMs: number, dep
       removed += await removeStaleTempFiles(full, olderThanMs, depth + 1);
     } else if (entry.isFile() && TEMP_FILE.test(entry.name)) {
       const stats = await lstat(full).catch(() => null);
-      if (stats && stats.mtimeMs < olderThanMs) removed += await unlink(full).then(() => 1, () => 0);
+      if (stats && stats.mtimeMs < olderThanMs)
+        removed += await unlink(full).then(
+          () => 1,
+          () => 0,
+        );
     }
   }
   return removed;

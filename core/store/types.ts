@@ -90,9 +90,16 @@ export interface Collection<T> {
    * Atomic read-modify-write under the collection lock: `mutate` gets the freshest version (re-read
    * from disk) and returns the new data, or `undefined` to leave the object unchanged.
    */
-  update(id: string, mutate: (current: StoredObject<T> | undefined) => T | undefined, options?: WriteOptions): Promise<StoredObject<T> | undefined>;
+  update(
+    id: string,
+    mutate: (current: StoredObject<T> | undefined) => T | undefined,
+    options?: WriteOptions,
+  ): Promise<StoredObject<T> | undefined>;
   /** update() for several distinct ids under one lock, written concurrently (bulk sync writes). */
-  updateMany(items: { id: string; mutate: (current: StoredObject<T> | undefined) => T | undefined }[], options?: Pick<WriteOptions, 'source'>): Promise<(StoredObject<T> | undefined)[]>;
+  updateMany(
+    items: { id: string; mutate: (current: StoredObject<T> | undefined) => T | undefined }[],
+    options?: Pick<WriteOptions, 'source'>,
+  ): Promise<(StoredObject<T> | undefined)[]>;
   /** Deletes the object; false when it did not exist. */
   delete(id: string, options?: WriteOptions): Promise<boolean>;
   /** Invalid files of this collection (hand edits). */

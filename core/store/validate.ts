@@ -20,8 +20,7 @@ export function checkerFor(schema: TSchema): TypeCheck<TSchema> {
 }
 
 export type ParseOutcome =
-  | { ok: true; value: unknown; parsed: ParsedYaml }
-  | { ok: false; syntax: true; error: InvalidFile };
+  { ok: true; value: unknown; parsed: ParsedYaml } | { ok: false; syntax: true; error: InvalidFile };
 
 /** Parses YAML text, mapping syntax errors to an InvalidFile. */
 export function parseFileText(file: string, text: string): ParseOutcome {
@@ -30,20 +29,40 @@ export function parseFileText(file: string, text: string): ParseOutcome {
     return { ok: true, value: parsed.value, parsed };
   } catch (err) {
     const e = err as YamlSyntaxError;
-    return { ok: false, syntax: true, error: { path: file, line: e.line ?? null, column: e.column ?? null, message: `invalid YAML: ${e.message}` } };
+    return {
+      ok: false,
+      syntax: true,
+      error: { path: file, line: e.line ?? null, column: e.column ?? null, message: `invalid YAML: ${e.message}` },
+    };
   }
 }
 
 /** Drops unknown fields, then validates; returns the cleaned value or the first error located in the file. */
-export function validateAgainst<T>(schema: TSchema, value: unknown, file: string, parsed: ParsedYaml, pointerPrefix = ''):
-  { ok: true; value: T } | { ok: false; error: InvalidFile } {
+export function validateAgainst<T>(
+  schema: TSchema,
+  value: unknown,
+  file: string,
+  parsed: ParsedYaml,
+  pointerPrefix = '',
+): { ok: true; value: T } | { ok: false; error: InvalidFile } {
   const cleaned = Value.Clean(schema, structuredClone(value));
   const check = checkerFor(schema);
   if (check.Check(cleaned)) return { ok: true, value: cleaned as T };
   // explained like a request body (core/errors/explain.ts), TypeBox's own message as a fallback
   const explained = explainSchema(schema, cleaned)[0];
-  const first = explained ?? { path: check.Errors(cleaned).First()!.path, message: check.Errors(cleaned).First()!.message };
-  return { ok: false, error: invalidAt(file, parsed, pointerPrefix + first.path, `${first.path.replace(/^\//, '') || 'value'}: ${first.message}`) };
+  const first = explained ?? {
+    path: check.Errors(cleaned).First()!.path,
+    message: check.Errors(cleaned).First()!.message,
+  };
+  return {
+    ok: false,
+    error: invalidAt(
+      file,
+      parsed,
+      pointerPrefix + first.path,
+      `${first.path.replace(/^\//, '') || 'value'}: ${first.message}`,
+    ),
+  };
 }
 
 /** An InvalidFile positioned at the node of `pointer`. */

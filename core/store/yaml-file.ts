@@ -9,14 +9,21 @@ export interface ParsedYaml {
 }
 
 export class YamlSyntaxError extends Error {
-  constructor(message: string, readonly line: number | null, readonly column: number | null) {
+  constructor(
+    message: string,
+    readonly line: number | null,
+    readonly column: number | null,
+  ) {
     super(message);
   }
 }
 
 function pointerSegments(pointer: string): string[] {
   if (!pointer || pointer === '/') return [];
-  return pointer.replace(/^\//, '').split('/').map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
+  return pointer
+    .replace(/^\//, '')
+    .split('/')
+    .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
 }
 
 /** Parses YAML 1.2 text; throws YamlSyntaxError with the first error's position. */
@@ -44,7 +51,6 @@ export function parseYaml(text: string): ParsedYaml {
     },
   };
 }
-
 
 /** Updates `node` in place to hold `value`, keeping nodes (and their comments) whose value is unchanged. */
 function merge(doc: Document, node: unknown, value: unknown): unknown {

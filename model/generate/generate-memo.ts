@@ -39,7 +39,9 @@ export interface PatchResult {
 }
 
 /** A remembered patch: read-only, since replays hand the same objects out again. */
-type Entry = Readonly<PatchKey & Omit<PatchResult, 'clean' | 'recording'> & { resource: Resource; recording: DeepReadonly<Recording> }>;
+type Entry = Readonly<
+  PatchKey & Omit<PatchResult, 'clean' | 'recording'> & { resource: Resource; recording: DeepReadonly<Recording> }
+>;
 
 export interface MemoStats {
   replayed: number;

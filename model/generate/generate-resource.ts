@@ -2,8 +2,24 @@
  * Per-resource router patching (API.md §4.9 G5–G8): base router, middleware chain, service,
  * priority, entry points, TLS and mTLS. TCP routers (G9) live in generate-tcp.ts.
  */
-import { defaultResourceConfig, type JsonObject, type Resource, type ResourceConfig, type ResourceTls } from '../types.ts';
-import { cloneJson, compare, findSection, hasKeys, putNew, resolveService, withoutProvider, type Emitter, type ResourceOutcome } from './generate-support.ts';
+import {
+  defaultResourceConfig,
+  type JsonObject,
+  type Resource,
+  type ResourceConfig,
+  type ResourceTls,
+} from '../types.ts';
+import {
+  cloneJson,
+  compare,
+  findSection,
+  hasKeys,
+  putNew,
+  resolveService,
+  withoutProvider,
+  type Emitter,
+  type ResourceOutcome,
+} from './generate-support.ts';
 import { isObject } from '../../core/ids.ts';
 import { emitTcpRouter } from './generate-tcp.ts';
 
@@ -21,14 +37,18 @@ export function patchResource(emitter: Emitter, resource: Resource): ResourceOut
   const config = withDefaults(resource.config);
   if (resource.status !== 'active' || !hasOverrides(resource, config)) return notEmitted(resource, warnings);
 
-  const base = emitter.mode === 'pangolin' ? pangolinRouter(emitter, resource) : traefikRouter(emitter, resource, warnings);
+  const base =
+    emitter.mode === 'pangolin' ? pangolinRouter(emitter, resource) : traefikRouter(emitter, resource, warnings);
   if (!base) {
-    warnings.push(`router ${resource.router} cannot be patched (absent upstream, or its key is taken); nothing emitted`);
+    warnings.push(
+      `router ${resource.router} cannot be patched (absent upstream, or its key is taken); nothing emitted`,
+    );
     return notEmitted(resource, warnings);
   }
   const { router, upstreamMiddlewares } = base;
   const mtlsOn = config.mtls.enabled && emitter.mtlsReady;
-  if (config.mtls.enabled && !mtlsOn) warnings.push('mTLS is enabled for this resource but not globally (or no CA): not applied');
+  if (config.mtls.enabled && !mtlsOn)
+    warnings.push('mTLS is enabled for this resource but not globally (or no CA): not applied');
 
   const middlewares = middlewareChain(emitter, resource, config, mtlsOn, upstreamMiddlewares);
   if (middlewares.length > 0) router.middlewares = middlewares;
@@ -42,7 +62,8 @@ export function patchResource(emitter: Emitter, resource: Resource): ResourceOut
   if (config.http.entrypoints.length > 0) router.entryPoints = [...config.http.entrypoints];
   applyTls(router, config);
   if (mtlsOn) {
-    if (config.tls.options !== null) warnings.push(`tls.options "${config.tls.options}" is replaced by sm_mtls because mTLS is enabled`);
+    if (config.tls.options !== null)
+      warnings.push(`tls.options "${config.tls.options}" is replaced by sm_mtls because mTLS is enabled`);
     tlsOf(router).options = 'sm_mtls';
     emitter.mtlsUsed = true;
   }
@@ -80,13 +101,23 @@ function hasOverrides(resource: Resource, c: ResourceConfig): boolean {
   const w = c.mtlswhitelist;
   return (
     c.http.entrypoints.length > 0 ||
-    c.tls.cert_resolver !== null || c.tls.domains !== null || c.tls.options !== null ||
-    c.tcp.enabled || !tcpDefault || c.tcp.sni_rule !== null || c.tcp.service_id !== null ||
-    hasKeys(c.headers.request) || hasKeys(c.headers.response) ||
+    c.tls.cert_resolver !== null ||
+    c.tls.domains !== null ||
+    c.tls.options !== null ||
+    c.tcp.enabled ||
+    !tcpDefault ||
+    c.tcp.sni_rule !== null ||
+    c.tcp.service_id !== null ||
+    hasKeys(c.headers.request) ||
+    hasKeys(c.headers.response) ||
     c.priority.priority !== null ||
     c.mtls.enabled ||
-    w.rules !== null || w.request_headers !== null || w.reject_message !== null ||
-    w.reject_code !== null || w.refresh_interval !== null || w.external_data !== null
+    w.rules !== null ||
+    w.request_headers !== null ||
+    w.reject_message !== null ||
+    w.reject_code !== null ||
+    w.refresh_interval !== null ||
+    w.external_data !== null
   );
 }
 
@@ -116,7 +147,7 @@ function traefikRouter(emitter: Emitter, resource: Resource, warnings: string[])
   const rule = typeof api?.rule === 'string' ? api.rule : resource.rule;
   if (rule) router.rule = rule;
   if (typeof api?.ruleSyntax === 'string' && api.ruleSyntax !== '') router.ruleSyntax = api.ruleSyntax;
-  const entryPoints = api ? stringArray(api.entryPoints) : resource.entrypoints ?? [];
+  const entryPoints = api ? stringArray(api.entryPoints) : (resource.entrypoints ?? []);
   if (entryPoints.length > 0) router.entryPoints = [...entryPoints];
   const tls = api ? (isObject(api.tls) ? apiTls(api.tls) : null) : resourceTls(resource.tls);
   if (tls) router.tls = tls;
@@ -128,7 +159,8 @@ function traefikRouter(emitter: Emitter, resource: Resource, warnings: string[])
   const service = typeof api?.service === 'string' ? api.service : resource.upstream_service;
   if (service) router.service = qualify(service, provider);
   const upstreamMiddlewares = api ? stringArray(api.middlewares) : [...(resource.upstream_middlewares ?? [])];
-  for (let i = 0; i < upstreamMiddlewares.length; i++) upstreamMiddlewares[i] = qualify(upstreamMiddlewares[i], provider);
+  for (let i = 0; i < upstreamMiddlewares.length; i++)
+    upstreamMiddlewares[i] = qualify(upstreamMiddlewares[i], provider);
   if (!putNew(emitter, 'router', HTTP_ROUTERS, resource.id, router)) return null;
   return { router, upstreamMiddlewares };
 }
@@ -161,7 +193,13 @@ function nextPriority(api: JsonObject | undefined, resource: Resource, rule: str
 }
 
 /** G6: mTLS, headers, assigned + external by priority, then the upstream middlewares; first wins. */
-function middlewareChain(emitter: Emitter, resource: Resource, config: ResourceConfig, mtlsOn: boolean, upstream: string[]): string[] {
+function middlewareChain(
+  emitter: Emitter,
+  resource: Resource,
+  config: ResourceConfig,
+  mtlsOn: boolean,
+  upstream: string[],
+): string[] {
   const chain: string[] = [];
   if (mtlsOn) {
     chain.push('sm_mtls_passcert', 'sm_mtls_verify');
@@ -218,7 +256,10 @@ function mtlsPluginMiddleware(emitter: Emitter, config: ResourceConfig): JsonObj
   const interval = own.refresh_interval ?? global.refresh_interval;
   const body: JsonObject = {
     rules: cloneJson(own.rules ?? global.rules),
-    rejectMessage: { message: own.reject_message ?? global.reject_message, code: own.reject_code ?? global.reject_code },
+    rejectMessage: {
+      message: own.reject_message ?? global.reject_message,
+      code: own.reject_code ?? global.reject_code,
+    },
     refreshInterval: typeof interval === 'number' ? `${interval}s` : interval,
   };
   const requestHeaders = own.request_headers ?? global.request_headers;
@@ -234,7 +275,10 @@ function applyTls(router: JsonObject, config: ResourceConfig): void {
   if (cert_resolver === null && domains === null && options === null) return;
   const tls = tlsOf(router);
   if (cert_resolver !== null) tls.certResolver = cert_resolver;
-  if (domains !== null) tls.domains = domains.map((d) => (d.sans && d.sans.length > 0 ? { main: d.main, sans: [...d.sans] } : { main: d.main }));
+  if (domains !== null)
+    tls.domains = domains.map((d) =>
+      d.sans && d.sans.length > 0 ? { main: d.main, sans: [...d.sans] } : { main: d.main },
+    );
   if (options !== null) tls.options = options;
 }
 

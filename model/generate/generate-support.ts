@@ -61,7 +61,6 @@ export interface Emitter {
   recording: Recording | null;
 }
 
-
 /** Deep copy of a JSON tree (BigInt kept); faster than structuredClone for parsed JSON. */
 export function cloneJson<T>(value: T): T {
   if (typeof value !== 'object' || value === null) return value;
@@ -77,7 +76,13 @@ export function cloneJson<T>(value: T): T {
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i];
     // a parsed "__proto__" key is data; plain assignment would change the prototype instead
-    if (key === '__proto__') Object.defineProperty(out, key, { value: cloneJson(source[key]), enumerable: true, writable: true, configurable: true });
+    if (key === '__proto__')
+      Object.defineProperty(out, key, {
+        value: cloneJson(source[key]),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     else out[key] = cloneJson(source[key]);
   }
   return out as T;
@@ -85,7 +90,8 @@ export function cloneJson<T>(value: T): T {
 
 /** Sets a key as data, also `__proto__` (plain assignment would change the prototype). */
 function setOwn(target: JsonObject, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else target[key] = value;
 }
 
@@ -100,7 +106,8 @@ export function copySections(upstream: JsonObject): JsonObject {
   const copyMap = (value: unknown, depth: number): unknown => {
     if (!isObject(value)) return value;
     const out: JsonObject = {};
-    for (const key of Object.keys(value).sort()) setOwn(out, key, depth < 2 ? copyMap(value[key], depth + 1) : value[key]);
+    for (const key of Object.keys(value).sort())
+      setOwn(out, key, depth < 2 ? copyMap(value[key], depth + 1) : value[key]);
     return out;
   };
   return copyMap(upstream, 0) as JsonObject;
@@ -128,7 +135,13 @@ export function section(config: JsonObject, a: string, b: string): JsonObject {
 }
 
 /** Adds config[a][b][key] = value unless the key exists (upstream is never overwritten, G4). */
-export function putNew(emitter: Emitter, kind: Conflict['kind'], path: [string, string], key: string, value: unknown): boolean {
+export function putNew(
+  emitter: Emitter,
+  kind: Conflict['kind'],
+  path: [string, string],
+  key: string,
+  value: unknown,
+): boolean {
   const target = section(emitter.config, path[0], path[1]);
   // hasOwn: ids such as "constructor" must not hit Object.prototype
   if (Object.hasOwn(target, key)) {
@@ -146,7 +159,13 @@ export function compare(a: string, b: string): number {
 }
 
 /** G7: the reference Traefik needs for service `id`, or null (warned or listed as dangling). */
-export function resolveService(emitter: Emitter, id: string, protocol: string, from: string, warnings: string[]): string | null {
+export function resolveService(
+  emitter: Emitter,
+  id: string,
+  protocol: string,
+  from: string,
+  warnings: string[],
+): string | null {
   const ours = emitter.services.get(id);
   const discovered = ours ? undefined : emitter.discovered.get(id);
   const found = ours ?? discovered;

@@ -9,7 +9,13 @@ import { isObject } from '../../core/ids.ts';
 const DEFAULT_PORTS: Record<string, string> = { 'http:': '80', 'h2c:': '80', 'https:': '443' };
 
 /** Emits `tcp.routers.<id>_tcp` (and its derived service) next to the patched HTTP router. */
-export function emitTcpRouter(emitter: Emitter, resource: Resource, config: ResourceConfig, httpRouter: JsonObject, warnings: string[]): void {
+export function emitTcpRouter(
+  emitter: Emitter,
+  resource: Resource,
+  config: ResourceConfig,
+  httpRouter: JsonObject,
+  warnings: string[],
+): void {
   const name = `${resource.id}_tcp`;
   // derived servers come from service bodies, which the memo does not key on
   if (emitter.recording) emitter.recording.cacheable = false;

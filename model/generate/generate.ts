@@ -63,7 +63,9 @@ export function generateConfig(input: GenerationInput, memo?: PatchMemo): Genera
   const ordered = sortedById(input.resources);
   memo?.begin(input);
   for (const resource of ordered) {
-    const outcome = memo ? (memo.replay(emitter, resource) ?? patchRecorded(emitter, resource, memo)) : patchResource(emitter, resource);
+    const outcome = memo
+      ? (memo.replay(emitter, resource) ?? patchRecorded(emitter, resource, memo))
+      : patchResource(emitter, resource);
     if (outcome.emitted) patched += 1;
     resources[resource.id] = outcome;
   }
@@ -143,7 +145,9 @@ function emitServices(emitter: Emitter, services: readonly Service[]): void {
 /** G8: shared mTLS objects, emitted once when at least one patched resource uses mTLS. */
 function emitMtlsHelpers(emitter: Emitter, mtls: MtlsState): void {
   putNew(emitter, 'middleware', ['http', 'middlewares'], 'sm_mtls_passcert', { passTLSClientCert: { pem: true } });
-  putNew(emitter, 'middleware', ['http', 'middlewares'], 'sm_mtls_verify', { forwardAuth: { address: mtls.verify_url } });
+  putNew(emitter, 'middleware', ['http', 'middlewares'], 'sm_mtls_verify', {
+    forwardAuth: { address: mtls.verify_url },
+  });
   const caFile = mtls.proxy_ca_path ?? mtls.ca_pem;
   // with the plugin, the plugin itself rejects requests without a certificate (and answers nicely)
   const clientAuthType = mtls.plugin?.installed ? 'VerifyClientCertIfGiven' : 'RequireAndVerifyClientCert';

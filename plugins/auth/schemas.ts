@@ -6,23 +6,29 @@ export const RoleName = Type.Union([Type.Literal('viewer'), Type.Literal('operat
 const Timestamp = Type.String({ format: 'date-time' });
 const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
 
-export const Token = Type.Object({
-  name: Slug,
-  role: RoleName,
-  created_at: Timestamp,
-  expires_at: NullableTimestamp,
-  last_used_at: NullableTimestamp,
-}, { additionalProperties: false });
+export const Token = Type.Object(
+  {
+    name: Slug,
+    role: RoleName,
+    created_at: Timestamp,
+    expires_at: NullableTimestamp,
+    last_used_at: NullableTimestamp,
+  },
+  { additionalProperties: false },
+);
 
 export const TokenList = Type.Array(Token);
 
-export const CreatedToken = Type.Object({
-  name: Slug,
-  role: RoleName,
-  created_at: Timestamp,
-  expires_at: NullableTimestamp,
-  token: Type.String({ description: 'the clear token; shown only in this reply' }),
-}, { additionalProperties: false });
+export const CreatedToken = Type.Object(
+  {
+    name: Slug,
+    role: RoleName,
+    created_at: Timestamp,
+    expires_at: NullableTimestamp,
+    token: Type.String({ description: 'the clear token; shown only in this reply' }),
+  },
+  { additionalProperties: false },
+);
 
 export const CreateTokenBody = Type.Object({
   name: Slug,
@@ -33,11 +39,14 @@ export const CreateTokenBody = Type.Object({
 export const TokenParams = Type.Object({ name: Slug });
 export const ListQuery = Type.Object(Paging);
 
-export const WhoAmI = Type.Object({
-  name: Type.Union([Type.String(), Type.Null()]),
-  role: RoleName,
-  auth_mode: Type.Union([Type.Literal('off'), Type.Literal('ops'), Type.Literal('all')]),
-}, { additionalProperties: false });
+export const WhoAmI = Type.Object(
+  {
+    name: Type.Union([Type.String(), Type.Null()]),
+    role: RoleName,
+    auth_mode: Type.Union([Type.Literal('off'), Type.Literal('ops'), Type.Literal('all')]),
+  },
+  { additionalProperties: false },
+);
 
 /** Errors every route here can answer (API.md §4: 401/403/429 per §2.3, 422 for bad input). */
 export const CommonErrors = { 401: ErrorBody, 403: ErrorBody, 422: ErrorBody, 429: ErrorBody };

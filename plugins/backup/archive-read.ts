@@ -13,7 +13,10 @@ import { MANIFEST_NAME, MAX_MANIFEST_BYTES, parseManifest, type EntryFact, type 
 
 /** A problem found while reading the archive stream; `entry` names the entry (or the archive). */
 export class ArchiveProblem extends Error {
-  constructor(readonly entry: string, message: string) {
+  constructor(
+    readonly entry: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -52,12 +55,24 @@ function parseFile(file: string, onEntry: (entry: ReadEntry, stop: (err?: Error)
       }
     });
     // types tar does not know, and oversized extended headers: reported, never skipped silently
-    parser.on('ignoredEntry', (entry: ReadEntry) => stop(new ArchiveProblem(entry.path || '(unnamed entry)', `is an unsupported entry (${entry.type})`)));
-    const fail = (err: Error) => stop(err === STOP ? undefined : new ArchiveProblem(path.basename(file), `is not a readable tar.gz archive: ${err.message}`));
+    parser.on('ignoredEntry', (entry: ReadEntry) =>
+      stop(new ArchiveProblem(entry.path || '(unnamed entry)', `is an unsupported entry (${entry.type})`)),
+    );
+    const fail = (err: Error) =>
+      stop(
+        err === STOP
+          ? undefined
+          : new ArchiveProblem(path.basename(file), `is not a readable tar.gz archive: ${err.message}`),
+      );
     parser.on('error', fail);
     parser.on('abort', fail);
     source.on('error', fail);
-    parser.on('end', () => { if (!settled) { settled = true; resolve(); } });
+    parser.on('end', () => {
+      if (!settled) {
+        settled = true;
+        resolve();
+      }
+    });
     source.pipe(parser);
   });
 }
@@ -83,23 +98,34 @@ async function assertGzip(file: string): Promise<void> {
   const handle = await open(file, 'r');
   try {
     const { buffer, bytesRead } = await handle.read(Buffer.alloc(2), 0, 2, 0);
-    if (bytesRead < 2 || buffer[0] !== 0x1f || buffer[1] !== 0x8b) throw new ArchiveProblem(path.basename(file), 'is not a gzip file');
+    if (bytesRead < 2 || buffer[0] !== 0x1f || buffer[1] !== 0x8b)
+      throw new ArchiveProblem(path.basename(file), 'is not a gzip file');
   } finally {
     await handle.close();
   }
 }
 
 /** Every entry's path, type, size and SHA-256, plus the manifest text; writes nothing. */
-export async function scanArchive(file: string, limits: ArchiveLimits): Promise<{ facts: EntryFact[]; manifestText?: string }> {
+export async function scanArchive(
+  file: string,
+  limits: ArchiveLimits,
+): Promise<{ facts: EntryFact[]; manifestText?: string }> {
   await assertGzip(file);
   const facts: EntryFact[] = [];
   const hashed: Promise<unknown>[] = [];
   let bytes = 0;
   let manifestText: string | undefined;
   await parseFile(file, (entry, stop) => {
-    if (facts.length >= limits.maxEntries) return stop(new ArchiveProblem(entry.path, `the archive has more than ${limits.maxEntries} entries`));
+    if (facts.length >= limits.maxEntries)
+      return stop(new ArchiveProblem(entry.path, `the archive has more than ${limits.maxEntries} entries`));
     bytes += entry.size;
-    if (bytes > limits.maxBytes) return stop(new ArchiveProblem(entry.path, `the archive holds more than ${limits.maxBytes} bytes uncompressed (backup.max_restore_bytes)`));
+    if (bytes > limits.maxBytes)
+      return stop(
+        new ArchiveProblem(
+          entry.path,
+          `the archive holds more than ${limits.maxBytes} bytes uncompressed (backup.max_restore_bytes)`,
+        ),
+      );
     const fact: EntryFact = { path: entry.path, type: entry.type, size: entry.size };
     facts.push(fact);
     if (entry.type !== 'File') return void entry.resume();
@@ -112,11 +138,13 @@ export async function scanArchive(file: string, limits: ArchiveLimits): Promise<
       size += chunk.length;
       if (isManifest) chunks.push(chunk);
     });
-    hashed.push(once(entry, 'end').then(() => {
-      fact.size = size;
-      fact.sha256 = hash.digest('hex');
-      if (isManifest) manifestText = Buffer.concat(chunks).toString('utf8');
-    }));
+    hashed.push(
+      once(entry, 'end').then(() => {
+        fact.size = size;
+        fact.sha256 = hash.digest('hex');
+        if (isManifest) manifestText = Buffer.concat(chunks).toString('utf8');
+      }),
+    );
   });
   await Promise.all(hashed);
   return { facts, manifestText };
@@ -148,7 +176,12 @@ export async function extractArchive(file: string, dir: string, wanted: Set<stri
   const writes = new Set<Promise<void>>();
   let failure: Error | undefined;
   const track = (work: Promise<void>, stop: (err?: Error) => void) => {
-    const tracked = work.catch((err: Error) => { failure ??= err; stop(err); }).finally(() => writes.delete(tracked));
+    const tracked = work
+      .catch((err: Error) => {
+        failure ??= err;
+        stop(err);
+      })
+      .finally(() => writes.delete(tracked));
     writes.add(tracked);
   };
   await parseFile(file, (entry, stop) => {
@@ -159,16 +192,27 @@ export async function extractArchive(file: string, dir: string, wanted: Set<stri
     if (entry.type === 'Directory') {
       facts.push({ path: name, type: 'Directory', size: 0 });
       entry.resume();
-      return track(mkdir(target, { recursive: true }).then(() => chmod(target, mode)), stop);
+      return track(
+        mkdir(target, { recursive: true }).then(() => chmod(target, mode)),
+        stop,
+      );
     }
     const consume = () => {
       const chunks: Buffer[] = [];
       entry.on('data', (chunk: Buffer) => chunks.push(chunk));
       entry.on('end', () => {
         const data = Buffer.concat(chunks);
-        track(writeNewFile(target, data, mode).then(() => {
-          facts.push({ path: name, type: 'File', size: data.length, sha256: createHash('sha256').update(data).digest('hex') });
-        }), stop);
+        track(
+          writeNewFile(target, data, mode).then(() => {
+            facts.push({
+              path: name,
+              type: 'File',
+              size: data.length,
+              sha256: createHash('sha256').update(data).digest('hex'),
+            });
+          }),
+          stop,
+        );
       });
     };
     // the entry stays paused while the writes are full: the parser, then the file stream, wait

@@ -76,7 +76,13 @@ class BodyWriter {
   /** A large file: header space reserved, data streamed and hashed, header written with the size read. */
   async appendStreamed(file: SourceFile): Promise<ArchivedFile> {
     await this.flush();
-    const headerLength = headerOf({ path: file.name, type: 'File', mode: file.mode, size: file.size, mtime: file.mtime }).length;
+    const headerLength = headerOf({
+      path: file.name,
+      type: 'File',
+      mode: file.mode,
+      size: file.size,
+      mtime: file.mtime,
+    }).length;
     const headerAt = this.position;
     this.position += headerLength;
     const hash = createHash('sha256');
@@ -124,7 +130,11 @@ async function writeBody(bodyFile: string, files: SourceFile[]): Promise<Archive
       }
       // the bytes hashed are the bytes archived
       archived.push({ name: file.name, size: data.length, sha256: createHash('sha256').update(data).digest('hex') });
-      await body.append(headerOf({ path: file.name, type: 'File', mode: file.mode, size: data.length, mtime: file.mtime }), data, padding(data.length));
+      await body.append(
+        headerOf({ path: file.name, type: 'File', mode: file.mode, size: data.length, mtime: file.mtime }),
+        data,
+        padding(data.length),
+      );
     }
     await body.flush();
   } finally {
@@ -142,7 +152,10 @@ export interface StreamArchiveOptions {
 }
 
 /** Writes `target` atomically (temp name, fsync, 0600, rename, dir fsync); returns its size and manifest. */
-export async function writeStreamingArchive(target: string, options: StreamArchiveOptions): Promise<{ size: number; manifest: Manifest }> {
+export async function writeStreamingArchive(
+  target: string,
+  options: StreamArchiveOptions,
+): Promise<{ size: number; manifest: Manifest }> {
   const dir = path.dirname(target);
   const stem = `.${path.basename(target)}.${randomBytes(6).toString('hex')}`;
   const bodyFile = path.join(dir, `${stem}.body.tmp`);
@@ -153,8 +166,16 @@ export async function writeStreamingArchive(target: string, options: StreamArchi
     const manifestBytes = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
     const createdAt = new Date(manifest.created_at);
     async function* entries(): AsyncGenerator<Buffer> {
-      yield Buffer.concat([headerOf({ path: MANIFEST_NAME, type: 'File', mode: 0o600, size: manifestBytes.length, mtime: createdAt }), manifestBytes, padding(manifestBytes.length)]);
-      yield Buffer.concat(options.dirs.map((d) => headerOf({ path: `${d.name}/`, type: 'Directory', mode: d.mode, size: 0, mtime: createdAt })));
+      yield Buffer.concat([
+        headerOf({ path: MANIFEST_NAME, type: 'File', mode: 0o600, size: manifestBytes.length, mtime: createdAt }),
+        manifestBytes,
+        padding(manifestBytes.length),
+      ]);
+      yield Buffer.concat(
+        options.dirs.map((d) =>
+          headerOf({ path: `${d.name}/`, type: 'Directory', mode: d.mode, size: 0, mtime: createdAt }),
+        ),
+      );
       for await (const chunk of createReadStream(bodyFile, { highWaterMark: FLUSH_BYTES })) yield chunk as Buffer;
       yield END_OF_ARCHIVE;
     }

@@ -46,12 +46,20 @@ const IN_FLIGHT = 32;
  * written: the pack stalls for good once more tar entries are pending than its `jobs` limit (its
  * job count then never drops below it, tar 7.5), so the limit is set above the window.
  */
-export function entryPack(options: { gzip?: boolean; preservePaths?: boolean } = {}): { pack: Pack; add: (fields: EntryFields, data?: Buffer) => Promise<void> } {
+export function entryPack(options: { gzip?: boolean; preservePaths?: boolean } = {}): {
+  pack: Pack;
+  add: (fields: EntryFields, data?: Buffer) => Promise<void>;
+} {
   let latest: WriteEntry | undefined;
   const pending = new Set<Promise<unknown>>();
   const pack = new Pack({
-    gzip: options.gzip ?? true, portable: true, preservePaths: options.preservePaths ?? false, jobs: IN_FLIGHT * 2,
-    onWriteEntry: (entry) => { latest = entry; },
+    gzip: options.gzip ?? true,
+    portable: true,
+    preservePaths: options.preservePaths ?? false,
+    jobs: IN_FLIGHT * 2,
+    onWriteEntry: (entry) => {
+      latest = entry;
+    },
   });
   const add = async (fields: EntryFields, data?: Buffer) => {
     while (pending.size >= IN_FLIGHT) await Promise.race(pending);
@@ -60,7 +68,9 @@ export function entryPack(options: { gzip?: boolean; preservePaths?: boolean } =
     pack.add(read);
     const emitter = (latest ?? read) as unknown as NodeJS.EventEmitter;
     // errors surface through the pack's stream; this only tracks completion
-    const written: Promise<unknown> = once(emitter, 'end').catch(() => undefined).finally(() => pending.delete(written));
+    const written: Promise<unknown> = once(emitter, 'end')
+      .catch(() => undefined)
+      .finally(() => pending.delete(written));
     pending.add(written);
     if (data && data.length > 0) read.write(data);
     read.end();

@@ -49,7 +49,16 @@ export class BackupCatalogue {
     if (cached?.key === key) return cached.view;
     const manifest = await readManifestHead(file);
     const view: BackupView = manifest
-      ? { id, file: fileNameOf(id), size: info.size, created_at: manifest.created_at, kind: manifest.kind, note: manifest.note, app_version: manifest.app_version, files: manifest.files.length }
+      ? {
+          id,
+          file: fileNameOf(id),
+          size: info.size,
+          created_at: manifest.created_at,
+          kind: manifest.kind,
+          note: manifest.note,
+          app_version: manifest.app_version,
+          files: manifest.files.length,
+        }
       : { id, file: fileNameOf(id), size: info.size, ...describeId(id), note: '', app_version: 'unknown', files: 0 };
     this.described.set(id, { key, view });
     return view;

@@ -39,7 +39,12 @@ export interface Sources {
  * files), `*.tmp`, `*.lock` (proper-lockfile dirs) and, at the top level, `audit.log` and its rotations.
  */
 export function isExcludedName(name: string, topLevel: boolean): boolean {
-  return name.startsWith('.') || name.endsWith('.tmp') || name.endsWith('.lock') || (topLevel && /^audit\.log(\.\d+)?$/.test(name));
+  return (
+    name.startsWith('.') ||
+    name.endsWith('.tmp') ||
+    name.endsWith('.lock') ||
+    (topLevel && /^audit\.log(\.\d+)?$/.test(name))
+  );
 }
 
 /** Walks the data dir and `include`; `backupDir` is skipped should it lie inside the data dir. */
@@ -61,7 +66,10 @@ export async function collectSources(dataDir: string, include: string[], backupD
       if (isExcludedName(entry, topLevel)) continue;
       const absolute = path.join(dir, entry);
       if (absolute === skip) continue;
-      const info = await lstat(absolute).catch((err: NodeJS.ErrnoException) => { if (err.code === 'ENOENT') return null; throw err; });
+      const info = await lstat(absolute).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return null;
+        throw err;
+      });
       if (!info) continue;
       const inner = `${name}/${entry}`;
       if (info.isDirectory()) {
@@ -80,7 +88,12 @@ export async function collectSources(dataDir: string, include: string[], backupD
   for (const [index, listed] of include.entries()) {
     const absolute = path.resolve(listed);
     const info = await stat(absolute).catch(() => null);
-    const readable = info?.isFile() && (await access(absolute, constants.R_OK).then(() => true, () => false));
+    const readable =
+      info?.isFile() &&
+      (await access(absolute, constants.R_OK).then(
+        () => true,
+        () => false,
+      ));
     if (!info || !readable) {
       sources.skipped.push({ path: absolute, reason: info ? 'not a readable regular file' : 'missing' });
       continue;

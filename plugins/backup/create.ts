@@ -58,7 +58,9 @@ export async function buildBackup(
 }
 
 /** What a backup made now would hold (dry run): nothing is read beyond file sizes, nothing written. */
-export async function planBackup(from: BackupSources): Promise<{ files: number; bytes: number; entries: { path: string; size: number }[] }> {
+export async function planBackup(
+  from: BackupSources,
+): Promise<{ files: number; bytes: number; entries: { path: string; size: number }[] }> {
   const sources = await collectSources(from.dataDir, from.include, from.backupDir);
   const entries = sources.files.map((f) => ({ path: f.name, size: f.size }));
   return { files: entries.length, bytes: entries.reduce((sum, e) => sum + e.size, 0), entries };

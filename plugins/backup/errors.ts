@@ -3,8 +3,18 @@ import { AppError, errors, type ErrorDetail } from '../../core/errors/app-error.
 
 export const backupErrors = {
   notFound: (id: string) => errors.notFound(`backup ${id} does not exist`),
-  busy: (running: string) => new AppError(409, 'busy', `a ${running} is running; one backup, restore or cleanup runs at a time, try again when it has finished`),
+  busy: (running: string) =>
+    new AppError(
+      409,
+      'busy',
+      `a ${running} is running; one backup, restore or cleanup runs at a time, try again when it has finished`,
+    ),
   /** `details` name the entries (paths inside the archive) that failed. */
   invalidArchive: (id: string, details: ErrorDetail[]) =>
-    new AppError(422, 'invalid_archive', `backup ${id} fails the integrity or safety checks, nothing was changed: ${details[0]?.path} ${details[0]?.message}`, details),
+    new AppError(
+      422,
+      'invalid_archive',
+      `backup ${id} fails the integrity or safety checks, nothing was changed: ${details[0]?.path} ${details[0]?.message}`,
+      details,
+    ),
 };

@@ -12,7 +12,15 @@ import { APP_VERSION } from '../../core/version.ts';
 import { paginate } from '../../model/http.ts';
 import type { SwapFileOps } from './restore.ts';
 import { parseInterval, startSchedule, type ScheduleClock } from './schedule.ts';
-import { cleanupSchema, createSchema, deleteSchema, downloadSchema, getSchema, listSchema, restoreSchema } from './schemas.ts';
+import {
+  cleanupSchema,
+  createSchema,
+  deleteSchema,
+  downloadSchema,
+  getSchema,
+  listSchema,
+  restoreSchema,
+} from './schemas.ts';
 import { BackupService } from './service.ts';
 
 export type { BackupService } from './service.ts';
@@ -46,7 +54,8 @@ async function backups(app: FastifyInstance, options: BackupsOptions): Promise<v
   app.decorate('backups', service);
 
   const interval = parseInterval(settings.schedule);
-  const stopSchedule = interval === null ? null : startSchedule(interval, () => service.runScheduled(), options.scheduleClock);
+  const stopSchedule =
+    interval === null ? null : startSchedule(interval, () => service.runScheduled(), options.scheduleClock);
   if (interval !== null) app.log.info({ schedule: settings.schedule, dir: service.backupDir }, 'scheduled backups on');
   app.addHook('onClose', async () => {
     stopSchedule?.();
@@ -62,15 +71,16 @@ async function routes(parent: FastifyInstance, { service }: { service: BackupSer
   const config = { auth: 'operations' as const };
 
   scope.get('/api/backup/list', { config, schema: listSchema }, async (request, reply) =>
-    paginate(request, reply, await service.list(), request.query));
+    paginate(request, reply, await service.list(), request.query),
+  );
 
-  scope.get('/api/backup/:id', { config, schema: getSchema }, async (request) =>
-    service.get(request.params.id));
+  scope.get('/api/backup/:id', { config, schema: getSchema }, async (request) => service.get(request.params.id));
 
   scope.get('/api/backup/:id/download', { config, schema: downloadSchema }, async (request, reply) => {
     const { id } = request.params;
     const { file, size } = await service.archive(id);
-    return reply.type('application/gzip')
+    return reply
+      .type('application/gzip')
       .header('content-length', String(size))
       .header('content-disposition', `attachment; filename="${id}.tar.gz"`)
       .send(createReadStream(file));
@@ -84,7 +94,8 @@ async function routes(parent: FastifyInstance, { service }: { service: BackupSer
   });
 
   scope.post('/api/backup/restore', { config, schema: restoreSchema }, async (request) =>
-    service.restore(request.body));
+    service.restore(request.body),
+  );
 
   scope.delete('/api/backup/:id', { config, schema: deleteSchema }, async (request, reply) => {
     await service.remove(request.params.id);

@@ -21,11 +21,13 @@ export const ManifestSchema = Type.Object({
   app_version: Type.String(),
   kind: Type.Union(BACKUP_KINDS.map((k) => Type.Literal(k))),
   note: Type.String(),
-  files: Type.Array(Type.Object({
-    path: Type.String({ minLength: 1 }),
-    size: Type.Integer({ minimum: 0 }),
-    sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
-  })),
+  files: Type.Array(
+    Type.Object({
+      path: Type.String({ minLength: 1 }),
+      size: Type.Integer({ minimum: 0 }),
+      sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+    }),
+  ),
   extra: Type.Array(Type.Object({ path: Type.String({ minLength: 1 }), original_path: Type.String({ minLength: 1 }) })),
 });
 export type Manifest = Static<typeof ManifestSchema>;
@@ -53,11 +55,18 @@ export function parseManifest(text: string): { manifest: Manifest } | { problem:
   return { problem: `is not a format 1 manifest: ${first?.path || '/'} ${first?.message ?? 'is invalid'}` };
 }
 
-const TYPE_NAMES: Record<string, string> = { SymbolicLink: 'a symbolic link', Link: 'a hard link', CharacterDevice: 'a device', BlockDevice: 'a device', FIFO: 'a FIFO' };
+const TYPE_NAMES: Record<string, string> = {
+  SymbolicLink: 'a symbolic link',
+  Link: 'a hard link',
+  CharacterDevice: 'a device',
+  BlockDevice: 'a device',
+  FIFO: 'a FIFO',
+};
 
 /** Why an entry may not be restored, or undefined when it may. */
 export function entryProblem(raw: string, type: string): string | undefined {
-  if (type !== 'File' && type !== 'Directory') return `is ${TYPE_NAMES[type] ?? `an unsupported entry (${type})`}; only regular files and directories are allowed`;
+  if (type !== 'File' && type !== 'Directory')
+    return `is ${TYPE_NAMES[type] ?? `an unsupported entry (${type})`}; only regular files and directories are allowed`;
   if (raw.length > MAX_PATH_LENGTH) return `path is longer than ${MAX_PATH_LENGTH} characters`;
   if (raw.includes('\0')) return 'path contains a NUL character';
   if (raw.startsWith('/') || /^[A-Za-z]:/.test(raw)) return 'path is absolute';
@@ -68,22 +77,30 @@ export function entryProblem(raw: string, type: string): string | undefined {
   if (segments.some((s) => s === '' || s === '.')) return 'path has an empty or . segment';
   if (name === MANIFEST_NAME) return type === 'File' ? undefined : 'manifest.json must be a file';
   if (segments[0] === 'data') return undefined;
-  if (segments[0] === 'extra' && (segments.length === 1 ? type === 'Directory' : segments.length === 2 && type === 'File')) return undefined;
+  if (
+    segments[0] === 'extra' &&
+    (segments.length === 1 ? type === 'Directory' : segments.length === 2 && type === 'File')
+  )
+    return undefined;
   return 'path is outside data/ and extra/';
 }
 
 /** Every problem of an archive's entries against its manifest (empty when it may be restored). */
 export function checkEntries(facts: EntryFact[], manifest: Manifest): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
-  const add = (path: string, message: string) => { if (problems.length < MAX_DETAILS) problems.push({ path, message }); };
+  const add = (path: string, message: string) => {
+    if (problems.length < MAX_DETAILS) problems.push({ path, message });
+  };
   const listed = new Map(manifest.files.map((f) => [f.path, f]));
   if (listed.size !== manifest.files.length) add(MANIFEST_NAME, 'lists a path twice');
   for (const file of manifest.files) {
     const problem = entryProblem(file.path, 'File');
-    if (problem || file.path === MANIFEST_NAME) add(file.path, `listed in the manifest: ${problem ?? 'the manifest cannot list itself'}`);
+    if (problem || file.path === MANIFEST_NAME)
+      add(file.path, `listed in the manifest: ${problem ?? 'the manifest cannot list itself'}`);
   }
   for (const extra of manifest.extra) {
-    if (!extra.path.startsWith('extra/') || !listed.has(extra.path)) add(extra.path, 'extra entry is not a listed file under extra/');
+    if (!extra.path.startsWith('extra/') || !listed.has(extra.path))
+      add(extra.path, 'extra entry is not a listed file under extra/');
     if (!extra.original_path.startsWith('/')) add(extra.path, 'original_path is not absolute');
   }
 
@@ -102,9 +119,11 @@ export function checkEntries(facts: EntryFact[], manifest: Manifest): ErrorDetai
     seenFiles.add(name);
     const expected = listed.get(name);
     if (!expected) add(fact.path, 'is not listed in the manifest');
-    else if (expected.size !== fact.size) add(fact.path, `size ${fact.size} differs from the manifest (${expected.size})`);
+    else if (expected.size !== fact.size)
+      add(fact.path, `size ${fact.size} differs from the manifest (${expected.size})`);
     else if (expected.sha256 !== fact.sha256) add(fact.path, 'SHA-256 differs from the manifest');
   }
-  for (const file of manifest.files) if (!seenFiles.has(file.path)) add(file.path, 'is listed in the manifest but missing from the archive');
+  for (const file of manifest.files)
+    if (!seenFiles.has(file.path)) add(file.path, 'is listed in the manifest but missing from the archive');
   return problems;
 }

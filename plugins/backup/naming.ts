@@ -22,7 +22,10 @@ export function idOfFileName(name: string): string | undefined {
  * (manual backups carry no kind suffix).
  */
 export function nextBackupId(at: Date, kind: BackupKind, taken: (id: string) => boolean): string {
-  const stamp = at.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const stamp = at
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   const base = `backup-${stamp}${kind === 'manual' ? '' : `-${kind}`}`;
   if (!taken(base)) return base;
   for (let n = 2; ; n++) {

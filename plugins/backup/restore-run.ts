@@ -41,17 +41,28 @@ export interface RestoreRun {
 async function stagingParent(dataDir: string): Promise<string> {
   const parent = path.dirname(dataDir);
   const [own, above] = await Promise.all([stat(dataDir), stat(parent)]);
-  const writable = await access(parent, constants.W_OK).then(() => true, () => false);
+  const writable = await access(parent, constants.W_OK).then(
+    () => true,
+    () => false,
+  );
   return own.dev === above.dev && writable && parent !== dataDir ? parent : dataDir;
 }
 
 /** The `extra/` files to write back: those whose original path is still listed in `backup.include`. */
-async function extrasToWrite(manifest: Manifest, stage: string, include: string[], log: FastifyBaseLogger): Promise<ExtraWrite[]> {
+async function extrasToWrite(
+  manifest: Manifest,
+  stage: string,
+  include: string[],
+  log: FastifyBaseLogger,
+): Promise<ExtraWrite[]> {
   const listed = new Set(include.map((p) => path.resolve(p)));
   const writes: ExtraWrite[] = [];
   for (const extra of manifest.extra) {
     if (!listed.has(path.resolve(extra.original_path))) {
-      log.info({ entry: extra.path, original_path: extra.original_path }, 'extra file not written back: its path is no longer in backup.include');
+      log.info(
+        { entry: extra.path, original_path: extra.original_path },
+        'extra file not written back: its path is no longer in backup.include',
+      );
       continue;
     }
     const from = stagedPath(stage, extra.path);
@@ -62,7 +73,10 @@ async function extrasToWrite(manifest: Manifest, stage: string, include: string[
 
 export async function runRestore(run: RestoreRun): Promise<RestoreResultType> {
   const started = performance.now();
-  run.log.info({ backup_id: run.id, restore_tokens: run.restoreTokens, include_extra: run.includeExtra }, 'restore started');
+  run.log.info(
+    { backup_id: run.id, restore_tokens: run.restoreTokens, include_extra: run.includeExtra },
+    'restore started',
+  );
   const verified = await verifyArchive(run.file, run.id, run.limits);
   const safety = await run.safetyBackup();
   const parent = await stagingParent(run.dataDir);
@@ -77,7 +91,11 @@ export async function runRestore(run: RestoreRun): Promise<RestoreResultType> {
     // the swap runs with the store's watcher stopped; the store then re-reads the data dir, also
     // after a rolled-back swap (then unchanged)
     await run.reloadStore(async () => {
-      await swapIn({ dataDir: run.dataDir, stagedData: path.join(stage, 'data'), trash, restoreTokens: run.restoreTokens, extras }, run.ops, run.log);
+      await swapIn(
+        { dataDir: run.dataDir, stagedData: path.join(stage, 'data'), trash, restoreTokens: run.restoreTokens, extras },
+        run.ops,
+        run.log,
+      );
       swapped = true;
     });
     await run.regenerate();
@@ -86,13 +104,26 @@ export async function runRestore(run: RestoreRun): Promise<RestoreResultType> {
     // after a failed swap the trash is empty unless the rollback itself failed: then it holds the old data
     const leftovers = swapped ? [] : await readdir(trash).catch(() => []);
     if (leftovers.length === 0) await rm(trash, { recursive: true, force: true });
-    else run.log.error({ trash, items: leftovers }, 'restore rollback incomplete: the previous data is kept in the trash dir');
+    else
+      run.log.error(
+        { trash, items: leftovers },
+        'restore rollback incomplete: the previous data is kept in the trash dir',
+      );
   }
   const dataFiles = verified.manifest.files.filter((f) => {
     const [area, top] = f.path.split('/');
     return area === 'data' && !keptInPlace(top, run.restoreTokens);
   }).length;
   const files = dataFiles + extras.length;
-  run.log.info({ backup_id: run.id, safety_backup: safety, files, bytes: verified.bytes, ms: Math.round(performance.now() - started) }, 'restore finished');
+  run.log.info(
+    {
+      backup_id: run.id,
+      safety_backup: safety,
+      files,
+      bytes: verified.bytes,
+      ms: Math.round(performance.now() - started),
+    },
+    'restore finished',
+  );
   return { restored: run.id, safety_backup: safety, files };
 }

@@ -64,7 +64,10 @@ export async function swapIn(plan: SwapPlan, ops: SwapFileOps, log: FastifyBaseL
     for (const name of outgoing) await move(path.join(plan.dataDir, name), path.join(plan.trash, name));
     for (const name of incoming) await move(path.join(plan.stagedData, name), path.join(plan.dataDir, name));
     for (const extra of plan.extras) {
-      const previous = await readFile(extra.to).catch((err: NodeJS.ErrnoException) => { if (err.code === 'ENOENT') return undefined; throw err; });
+      const previous = await readFile(extra.to).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return undefined;
+        throw err;
+      });
       const mode = previous ? (await stat(extra.to)).mode & 0o777 : extra.mode;
       replacedExtras.push({ to: extra.to, previous, mode });
       await writeAtomic(extra.to, await readFile(extra.from), { mode: extra.mode });
@@ -79,10 +82,19 @@ export async function swapIn(plan: SwapPlan, ops: SwapFileOps, log: FastifyBaseL
 }
 
 /** Undoes a partial swap in reverse order; a step that fails is logged and the rest still tried. */
-async function rollBack(dataDir: string, journal: { from: string; to: string }[], extras: { to: string; previous: Buffer | undefined; mode: number }[], ops: SwapFileOps, log: FastifyBaseLogger): Promise<void> {
+async function rollBack(
+  dataDir: string,
+  journal: { from: string; to: string }[],
+  extras: { to: string; previous: Buffer | undefined; mode: number }[],
+  ops: SwapFileOps,
+  log: FastifyBaseLogger,
+): Promise<void> {
   for (const extra of extras.reverse()) {
     try {
-      if (extra.previous === undefined) await unlink(extra.to).catch((err: NodeJS.ErrnoException) => { if (err.code !== 'ENOENT') throw err; });
+      if (extra.previous === undefined)
+        await unlink(extra.to).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== 'ENOENT') throw err;
+        });
       else await writeAtomic(extra.to, extra.previous, { mode: extra.mode });
     } catch (err) {
       log.error({ err, file: extra.to }, 'rollback: could not put back an extra file');

@@ -12,8 +12,15 @@ const DAY_MS = 86_400_000;
  * older than `max_age_days`. Both conditions must hold, so `max_age_days: 0` (age deletion off)
  * deletes nothing; an unparsable `created_at` never counts as old.
  */
-export function selectExpired(backups: { id: string; created_at: string }[], policy: RetentionPolicy, now: Date): string[] {
+export function selectExpired(
+  backups: { id: string; created_at: string }[],
+  policy: RetentionPolicy,
+  now: Date,
+): string[] {
   if (policy.max_age_days <= 0) return [];
   const cutoff = now.getTime() - policy.max_age_days * DAY_MS;
-  return backups.slice(policy.keep_last).filter((b) => Date.parse(b.created_at) < cutoff).map((b) => b.id);
+  return backups
+    .slice(policy.keep_last)
+    .filter((b) => Date.parse(b.created_at) < cutoff)
+    .map((b) => b.id);
 }

@@ -27,7 +27,11 @@ const realClock: ScheduleClock = {
  * the previous one has finished, so runs never overlap. Timers are unref'd (they never keep the
  * process alive). Returns the function that stops it.
  */
-export function startSchedule(intervalMs: number, run: () => Promise<void>, clock: ScheduleClock = realClock): () => void {
+export function startSchedule(
+  intervalMs: number,
+  run: () => Promise<void>,
+  clock: ScheduleClock = realClock,
+): () => void {
   let timer: NodeJS.Timeout | null = null;
   let stopped = false;
   let due = clock.now() + intervalMs;
@@ -39,11 +43,13 @@ export function startSchedule(intervalMs: number, run: () => Promise<void>, cloc
   const tick = () => {
     if (stopped) return;
     if (clock.now() < due) return arm(); // a step of a wait longer than one timer can hold
-    void run().catch(() => undefined).then(() => {
-      due += intervalMs;
-      if (due <= clock.now()) due = clock.now() + intervalMs; // a run outlasted the interval: skip, never catch up
-      arm();
-    });
+    void run()
+      .catch(() => undefined)
+      .then(() => {
+        due += intervalMs;
+        if (due <= clock.now()) due = clock.now() + intervalMs; // a run outlasted the interval: skip, never catch up
+        arm();
+      });
   };
   arm();
   return () => {

@@ -68,7 +68,13 @@ export class BackupService {
     return { file, size: info.size };
   }
 
-  async dryRun(): Promise<{ dry_run: true; would_create: string; files: number; bytes: number; entries: { path: string; size: number }[] }> {
+  async dryRun(): Promise<{
+    dry_run: true;
+    would_create: string;
+    files: number;
+    bytes: number;
+    entries: { path: string; size: number }[];
+  }> {
     const taken = await this.catalogue.ids();
     const would = nextBackupId(this.options.now(), 'manual', (id) => taken.has(id));
     return { dry_run: true, would_create: would, ...(await planBackup(this.sources())) };
@@ -157,10 +163,33 @@ export class BackupService {
     const id = nextBackupId(createdAt, kind, (candidate) => taken.has(candidate));
     this.options.log.info({ backup_id: id, kind }, 'backup started');
     const built = await buildBackup(this.sources(), { id, kind, note, createdAt }, this.ops.rename);
-    const view: BackupView = { id, file: fileNameOf(id), size: built.size, created_at: built.manifest.created_at, kind, note, app_version: built.manifest.app_version, files: built.manifest.files.length };
+    const view: BackupView = {
+      id,
+      file: fileNameOf(id),
+      size: built.size,
+      created_at: built.manifest.created_at,
+      kind,
+      note,
+      app_version: built.manifest.app_version,
+      files: built.manifest.files.length,
+    };
     await this.catalogue.remember(view);
-    if (built.skipped.length > 0) this.options.log.warn({ backup_id: id, skipped: built.skipped }, 'backup left out entries that are not regular files or not readable');
-    this.options.log.info({ backup_id: id, kind, files: view.files, bytes: built.bytes, size: built.size, ms: Math.round(performance.now() - started) }, 'backup created');
+    if (built.skipped.length > 0)
+      this.options.log.warn(
+        { backup_id: id, skipped: built.skipped },
+        'backup left out entries that are not regular files or not readable',
+      );
+    this.options.log.info(
+      {
+        backup_id: id,
+        kind,
+        files: view.files,
+        bytes: built.bytes,
+        size: built.size,
+        ms: Math.round(performance.now() - started),
+      },
+      'backup created',
+    );
     this.options.notify?.({ id, action: 'created' });
     return view;
   }
@@ -170,9 +199,22 @@ export class BackupService {
     const expired = selectExpired(backups, this.options.settings.retention, this.options.now());
     const deleted: string[] = [];
     for (const id of expired) {
-      await unlink(this.fileOf(id)).then(() => { deleted.push(id); this.catalogue.forget(id); this.options.notify?.({ id, action: 'deleted' }); }, (err: NodeJS.ErrnoException) => { if (err.code !== 'ENOENT') throw err; });
+      await unlink(this.fileOf(id)).then(
+        () => {
+          deleted.push(id);
+          this.catalogue.forget(id);
+          this.options.notify?.({ id, action: 'deleted' });
+        },
+        (err: NodeJS.ErrnoException) => {
+          if (err.code !== 'ENOENT') throw err;
+        },
+      );
     }
-    if (deleted.length > 0) this.options.log.info({ deleted, retention: this.options.settings.retention }, 'old backups deleted by retention');
+    if (deleted.length > 0)
+      this.options.log.info(
+        { deleted, retention: this.options.settings.retention },
+        'old backups deleted by retention',
+      );
     return { deleted, kept: backups.length - deleted.length };
   }
 
@@ -191,7 +233,12 @@ export class BackupService {
   }
 
   private sources(): BackupSources {
-    return { dataDir: this.options.dataDir, backupDir: this.backupDir, include: this.options.settings.include, appVersion: this.options.appVersion };
+    return {
+      dataDir: this.options.dataDir,
+      backupDir: this.backupDir,
+      include: this.options.settings.include,
+      appVersion: this.options.appVersion,
+    };
   }
 
   private fileOf(id: string): string {

@@ -14,7 +14,8 @@ export function repositoryOf(reference: string): string {
 }
 
 /** The digest a reference pins (`name@sha256:…`), else null. */
-export const pinnedDigest = (reference: string): string | null => reference.match(/@(sha256:[0-9a-f]{64})$/)?.[1] ?? null;
+export const pinnedDigest = (reference: string): string | null =>
+  reference.match(/@(sha256:[0-9a-f]{64})$/)?.[1] ?? null;
 
 /** The digest of the `RepoDigests` entry of the reference's repository (the first entry when none matches). */
 export function currentDigest(reference: string, repoDigests: string[] | undefined): string | null {

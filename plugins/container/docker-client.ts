@@ -23,7 +23,9 @@ export const isDockerHttpError = (err: unknown): err is DockerHttpError =>
 /** The engine's own message of an HTTP error, without dockerode's "(HTTP code N)" prefix. */
 export function dockerMessage(err: DockerHttpError): string {
   const message = err.json?.message ?? err.message;
-  return String(message).replace(/^\(HTTP code \d+\)\s*/, '').trim();
+  return String(message)
+    .replace(/^\(HTTP code \d+\)\s*/, '')
+    .trim();
 }
 
 /** Where the engine listens, as the user wrote it (`docker.host` wins over `docker.socket`). */
@@ -62,7 +64,10 @@ export class DockerClient {
   readonly engine: Docker;
   private readonly closing = new AbortController();
 
-  constructor(private readonly endpoint: string, options: Docker.DockerOptions) {
+  constructor(
+    private readonly endpoint: string,
+    options: Docker.DockerOptions,
+  ) {
     this.engine = new Docker(options);
   }
 
@@ -70,7 +75,12 @@ export class DockerClient {
    * `work` gets an AbortSignal (for the dockerode calls that accept one); the deadline also applies
    * to calls that do not. HTTP answers (404, 409, …) are rethrown for the caller to map.
    */
-  async call<T>(what: string, work: (signal: AbortSignal) => Promise<T>, timeoutMs = DOCKER_CALL_TIMEOUT_MS, keepHttpErrors = false): Promise<T> {
+  async call<T>(
+    what: string,
+    work: (signal: AbortSignal) => Promise<T>,
+    timeoutMs = DOCKER_CALL_TIMEOUT_MS,
+    keepHttpErrors = false,
+  ): Promise<T> {
     const deadline = new AbortController();
     const signal = AbortSignal.any([deadline.signal, this.closing.signal]);
     let timer: NodeJS.Timeout | undefined;
@@ -84,7 +94,11 @@ export class DockerClient {
       return await Promise.race([work(signal), expired]);
     } catch (err) {
       if (isDockerHttpError(err)) {
-        if (err.statusCode >= 500 && !keepHttpErrors) throw containerErrors.dockerUnavailable(this.endpoint, `${what}: Docker answered HTTP ${err.statusCode}: ${dockerMessage(err)}`);
+        if (err.statusCode >= 500 && !keepHttpErrors)
+          throw containerErrors.dockerUnavailable(
+            this.endpoint,
+            `${what}: Docker answered HTTP ${err.statusCode}: ${dockerMessage(err)}`,
+          );
         throw err;
       }
       if (err instanceof AppError) throw err;
@@ -104,14 +118,24 @@ export class DockerClient {
    * reports registry failures as HTTP errors, which are rethrown as they are (they are not Docker's).
    */
   distribution(reference: string): Promise<{ Descriptor?: { digest?: string } }> {
-    return this.call(`registry lookup of ${reference}`, (abortSignal) => new Promise((resolve, reject) => {
-      this.engine.modem.dial({
-        path: `/distribution/${reference}/json`,
-        method: 'GET',
-        abortSignal,
-        statusCodes: { 200: true, 401: 'unauthorized', 403: 'forbidden', 404: 'not found', 500: 'server error' },
-      }, (err: unknown, data: unknown) => (err ? reject(err) : resolve(data as { Descriptor?: { digest?: string } })));
-    }), DOCKER_CALL_TIMEOUT_MS, true);
+    return this.call(
+      `registry lookup of ${reference}`,
+      (abortSignal) =>
+        new Promise((resolve, reject) => {
+          this.engine.modem.dial(
+            {
+              path: `/distribution/${reference}/json`,
+              method: 'GET',
+              abortSignal,
+              statusCodes: { 200: true, 401: 'unauthorized', 403: 'forbidden', 404: 'not found', 500: 'server error' },
+            },
+            (err: unknown, data: unknown) =>
+              err ? reject(err) : resolve(data as { Descriptor?: { digest?: string } }),
+          );
+        }),
+      DOCKER_CALL_TIMEOUT_MS,
+      true,
+    );
   }
 
   /** Ends calls still waiting (app shutdown). */

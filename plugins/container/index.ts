@@ -31,7 +31,9 @@ async function containers(app: FastifyInstance): Promise<void> {
     await app.jobs.close(SHUTDOWN_GRACE_MS);
     docker.close();
   });
-  app.health.register('docker', async () => ((await dockerConfigured(dockerConfig)) ? docker.ping(AbortSignal.timeout(3000)) : 'skipped'));
+  app.health.register('docker', async () =>
+    (await dockerConfigured(dockerConfig)) ? docker.ping(AbortSignal.timeout(3000)) : 'skipped',
+  );
 
   const membership = new StackMembership(stack);
   const updates = new UpdateService({
@@ -85,12 +87,20 @@ async function routes(parent: FastifyInstance, { service }: { service: Container
 /** POST /api/container/update, in its own scope beside the other container routes. */
 async function updateRoute(parent: FastifyInstance, { updates }: { updates: UpdateService }): Promise<void> {
   const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
-  scope.post('/api/container/update', { config: { auth: 'operations' }, schema: updateSchema }, async (request, reply) => {
-    const job = await updates.start(request.body);
-    return reply.code(202).header('location', `/api/jobs/${job.id}`).send(job);
-  });
+  scope.post(
+    '/api/container/update',
+    { config: { auth: 'operations' }, schema: updateSchema },
+    async (request, reply) => {
+      const job = await updates.start(request.body);
+      return reply.code(202).header('location', `/api/jobs/${job.id}`).send(job);
+    },
+  );
 }
 
 export { isDockerHttpError, type DockerClient } from './docker-client.ts';
 
-export default fp(containers, { name: 'container', dependencies: ['auth', 'health', 'events', 'jobs', 'backup'], decorators: { fastify: ['config', 'now', 'health', 'events', 'jobs', 'backups'] } });
+export default fp(containers, {
+  name: 'container',
+  dependencies: ['auth', 'health', 'events', 'jobs', 'backup'],
+  decorators: { fastify: ['config', 'now', 'health', 'events', 'jobs', 'backups'] },
+});

@@ -32,13 +32,17 @@ export class RegistryDigestCache {
     const entry = this.entries.get(reference);
     if (entry && !refresh && entry.expires > now) return entry.answer;
     const checkedAt = new Date(now).toISOString();
-    const answer = this.lookup(reference).then((result): RegistryAnswer => 'digest' in result
-      ? { latest_digest: result.digest, error: null, checked_at: checkedAt }
-      : { latest_digest: null, error: result.error, checked_at: checkedAt });
+    const answer = this.lookup(reference).then((result): RegistryAnswer =>
+      'digest' in result
+        ? { latest_digest: result.digest, error: null, checked_at: checkedAt }
+        : { latest_digest: null, error: result.error, checked_at: checkedAt },
+    );
     const fresh = { answer, expires: now + this.ttlMs };
     this.entries.set(reference, fresh);
     // Docker being down says nothing about the registry: forget it so the next request asks again
-    answer.catch(() => { if (this.entries.get(reference) === fresh) this.entries.delete(reference); });
+    answer.catch(() => {
+      if (this.entries.get(reference) === fresh) this.entries.delete(reference);
+    });
     return answer;
   }
 

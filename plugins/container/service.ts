@@ -40,7 +40,11 @@ export class ContainerService {
   private readonly registry: RegistryDigestCache;
 
   constructor(private readonly options: ContainerServiceOptions) {
-    this.registry = new RegistryDigestCache((reference) => this.lookupLatest(reference), options.updatesTtlS * 1000, options.now);
+    this.registry = new RegistryDigestCache(
+      (reference) => this.lookupLatest(reference),
+      options.updatesTtlS * 1000,
+      options.now,
+    );
   }
 
   private get engine(): Docker {
@@ -52,14 +56,23 @@ export class ContainerService {
     const { stack } = this.options;
     const summaries = await this.listAll();
     const chosen = all ? summaries : summaries.filter((s) => stack.includes(nameOf(s), s.Labels));
-    const views = await Promise.all(chosen.map(async (summary) => {
-      const inspect = await this.inspect(summary.Id);
-      // removed between the list and the inspect: no longer there
-      return inspect ? containerView(summary, inspect, stack.includes(nameOf(summary), summary.Labels), withLabels) : null;
-    }));
+    const views = await Promise.all(
+      chosen.map(async (summary) => {
+        const inspect = await this.inspect(summary.Id);
+        // removed between the list and the inspect: no longer there
+        return inspect
+          ? containerView(summary, inspect, stack.includes(nameOf(summary), summary.Labels), withLabels)
+          : null;
+      }),
+    );
     const present = new Set(summaries.map(nameOf));
-    const missing = stack.expectedNames().filter((name) => !present.has(name)).map((name) => missingView(name, withLabels));
-    return [...views.filter((v): v is ContainerView => v !== null), ...missing].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const missing = stack
+      .expectedNames()
+      .filter((name) => !present.has(name))
+      .map((name) => missingView(name, withLabels));
+    return [...views.filter((v): v is ContainerView => v !== null), ...missing].sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    );
   }
 
   /**
@@ -83,7 +96,11 @@ export class ContainerService {
       } else if (action === 'stop' && !STOPPED.has(before.State.Status)) {
         await docker.call(`stop ${name}`, (abortSignal) => container.stop({ t: stopTimeoutS, abortSignal }), waitMs);
       } else if (action === 'restart') {
-        await docker.call(`restart ${name}`, (abortSignal) => container.restart({ t: stopTimeoutS, abortSignal }), waitMs);
+        await docker.call(
+          `restart ${name}`,
+          (abortSignal) => container.restart({ t: stopTimeoutS, abortSignal }),
+          waitMs,
+        );
       }
     } catch (err) {
       if (!isDockerHttpError(err)) throw err;
@@ -102,16 +119,27 @@ export class ContainerService {
   async updates(refresh: boolean): Promise<ImageUpdateView[]> {
     const { stack } = this.options;
     const summaries = (await this.listAll()).filter((s) => stack.includes(nameOf(s), s.Labels));
-    const results = await Promise.all(summaries.map(async (summary) => {
-      const inspect = await this.inspect(summary.Id);
-      return inspect ? this.updateOf(nameOf(summary), inspect.Config.Image, inspect.Image, refresh) : null;
-    }));
-    return results.filter((r): r is ImageUpdateView => r !== null).sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : 0));
+    const results = await Promise.all(
+      summaries.map(async (summary) => {
+        const inspect = await this.inspect(summary.Id);
+        return inspect ? this.updateOf(nameOf(summary), inspect.Config.Image, inspect.Image, refresh) : null;
+      }),
+    );
+    return results
+      .filter((r): r is ImageUpdateView => r !== null)
+      .sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : 0));
   }
 
   /** `imageId` is what the container runs: the tag may point at a newer pull (a rolled-back update), which it does not run. */
-  private async updateOf(service: string, reference: string, imageId: string, refresh: boolean): Promise<ImageUpdateView> {
-    const image = await orNull(this.options.docker.call(`inspect image ${reference}`, () => this.engine.getImage(imageId).inspect()));
+  private async updateOf(
+    service: string,
+    reference: string,
+    imageId: string,
+    refresh: boolean,
+  ): Promise<ImageUpdateView> {
+    const image = await orNull(
+      this.options.docker.call(`inspect image ${reference}`, () => this.engine.getImage(imageId).inspect()),
+    );
     const current = currentDigest(reference, image?.RepoDigests);
     const registry = await this.registry.get(reference, refresh);
     const problems: string[] = [];
@@ -142,11 +170,17 @@ export class ContainerService {
   }
 
   private listAll(): Promise<Docker.ContainerInfo[]> {
-    return this.options.docker.call('list containers', (abortSignal) => this.engine.listContainers({ all: true, abortSignal }));
+    return this.options.docker.call('list containers', (abortSignal) =>
+      this.engine.listContainers({ all: true, abortSignal }),
+    );
   }
 
   /** Inspect by id or name; null when Docker has no such container. */
   private inspect(idOrName: string): Promise<Docker.ContainerInspectInfo | null> {
-    return orNull(this.options.docker.call(`inspect ${idOrName}`, (abortSignal) => this.engine.getContainer(idOrName).inspect({ abortSignal })));
+    return orNull(
+      this.options.docker.call(`inspect ${idOrName}`, (abortSignal) =>
+        this.engine.getContainer(idOrName).inspect({ abortSignal }),
+      ),
+    );
   }
 }

@@ -17,12 +17,22 @@ export const nameOf = (summary: Docker.ContainerInfo): string => plainName(summa
 
 function portsOf(summary: Docker.ContainerInfo): PortView[] {
   return (summary.Ports ?? [])
-    .map((port) => ({ private: port.PrivatePort, public: port.PublicPort ?? null, type: port.Type, ip: port.IP ?? null }))
+    .map((port) => ({
+      private: port.PrivatePort,
+      public: port.PublicPort ?? null,
+      type: port.Type,
+      ip: port.IP ?? null,
+    }))
     .sort((a, b) => a.private - b.private || a.type.localeCompare(b.type) || String(a.ip).localeCompare(String(b.ip)));
 }
 
 /** One existing container; `inspect` adds start time and health that the list does not carry. */
-export function containerView(summary: Docker.ContainerInfo, inspect: Docker.ContainerInspectInfo, inStack: boolean, withLabels: boolean): ContainerView {
+export function containerView(
+  summary: Docker.ContainerInfo,
+  inspect: Docker.ContainerInspectInfo,
+  inStack: boolean,
+  withLabels: boolean,
+): ContainerView {
   const health = inspect.State.Health?.Status;
   const view: ContainerView = {
     id: summary.Id,
@@ -44,8 +54,17 @@ export function containerView(summary: Docker.ContainerInfo, inspect: Docker.Con
 /** A configured stack name with no container: every field but the name is null. */
 export function missingView(name: string, withLabels: boolean): ContainerView {
   const view: ContainerView = {
-    id: null, name, image: null, image_id: null, state: 'missing', status: null, health: null,
-    created_at: null, started_at: null, ports: null, in_stack: true,
+    id: null,
+    name,
+    image: null,
+    image_id: null,
+    state: 'missing',
+    status: null,
+    health: null,
+    created_at: null,
+    started_at: null,
+    ports: null,
+    in_stack: true,
   };
   if (withLabels) view.labels = null;
   return view;

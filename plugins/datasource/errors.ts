@@ -5,7 +5,9 @@ export const datasourceErrors = {
   notFound: (name: string) => errors.notFound(`data source ${name} does not exist`),
   /** GET /api/datasource/active while `active` in datasources.yaml names no (valid) source. */
   noActive: (active: string) =>
-    errors.notFound(active ? `the active data source ${active} is not defined in datasources.yaml` : 'no data source is active'),
+    errors.notFound(
+      active ? `the active data source ${active} is not defined in datasources.yaml` : 'no data source is active',
+    ),
   unknownActive: (name: string) => validationError([{ path: '/name', message: `names no data source: ${name}` }]),
   activeInUse: (name: string) =>
     errors.inUse(`data source ${name} is the active data source; activate another one first`, [

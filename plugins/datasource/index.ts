@@ -8,14 +8,34 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppConfig } from '../../core/config/schema.ts';
 import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag } from '../../model/http.ts';
 import { datasourceErrors } from './errors.ts';
-import { DataSourcesFileSchema, deleteSchema, getActiveSchema, getSchema, listSchema, putSchema, setActiveSchema, testSchema, DEFAULT_POLL_INTERVAL_S, DEFAULT_TIMEOUT_MS, type DataSourcesFile, type DataSourceView } from './schemas.ts';
+import {
+  DataSourcesFileSchema,
+  deleteSchema,
+  getActiveSchema,
+  getSchema,
+  listSchema,
+  putSchema,
+  setActiveSchema,
+  testSchema,
+  DEFAULT_POLL_INTERVAL_S,
+  DEFAULT_TIMEOUT_MS,
+  type DataSourcesFile,
+  type DataSourceView,
+} from './schemas.ts';
 import { DataSourceService } from './service.ts';
 import { normalizeFile } from './source-input.ts';
 import { UpstreamState } from '../../model/upstream-state.ts';
 
 export type { ActiveDataSource, DataSourceRegistry, DataSourceService } from './service.ts';
 export type { DataSourceView } from './schemas.ts';
-export { fetchPangolinConfig, fetchTraefikList, fetchTraefikObject, fetchTraefikRouters, fetchTraefikServices, type UpstreamSource } from './upstream-client.ts';
+export {
+  fetchPangolinConfig,
+  fetchTraefikList,
+  fetchTraefikObject,
+  fetchTraefikRouters,
+  fetchTraefikServices,
+  type UpstreamSource,
+} from './upstream-client.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -31,10 +51,19 @@ const HEALTH_PROBE_MS = 3000;
 function seedFile(config: AppConfig['datasources'], now: Date): DataSourcesFile {
   const at = now.toISOString();
   const source = (type: 'pangolin' | 'traefik', url: string) => ({
-    type, url: url.replace(/\/+$/, ''), skip_tls_verify: false, basic_auth: null,
-    poll_interval_s: DEFAULT_POLL_INTERVAL_S, timeout_ms: DEFAULT_TIMEOUT_MS, created_at: at, updated_at: at,
+    type,
+    url: url.replace(/\/+$/, ''),
+    skip_tls_verify: false,
+    basic_auth: null,
+    poll_interval_s: DEFAULT_POLL_INTERVAL_S,
+    timeout_ms: DEFAULT_TIMEOUT_MS,
+    created_at: at,
+    updated_at: at,
   });
-  return { active: config.active, sources: { pangolin: source('pangolin', config.pangolin_url), traefik: source('traefik', config.traefik_url) } };
+  return {
+    active: config.active,
+    sources: { pangolin: source('pangolin', config.pangolin_url), traefik: source('traefik', config.traefik_url) },
+  };
 }
 
 async function datasource(app: FastifyInstance): Promise<void> {
@@ -51,7 +80,10 @@ async function datasource(app: FastifyInstance): Promise<void> {
   // the environment only seeds: an existing file, even an invalid one, is never overwritten
   if (!document.exists() && document.invalidFiles().length === 0) {
     await document.update(() => seedFile(app.config.datasources, app.now()));
-    log.info({ file: document.path, active: app.config.datasources.active }, 'created datasources.yaml from the configuration');
+    log.info(
+      { file: document.path, active: app.config.datasources.active },
+      'created datasources.yaml from the configuration',
+    );
   }
 
   const service = new DataSourceService({ document, upstream: app.upstream, now: () => app.now(), log });
@@ -65,20 +97,31 @@ async function datasource(app: FastifyInstance): Promise<void> {
 async function routes(parent: FastifyInstance, { service }: { service: DataSourceService }): Promise<void> {
   const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
   const auth = { auth: 'config' as const };
-  const sendOne = (reply: FastifyReply, view: DataSourceView, status = 200) => reply.code(status).header('etag', quoteEtag(view.etag)).send(view);
-  const sendCached = (request: { headers: Record<string, string | string[] | undefined> }, reply: FastifyReply, view: DataSourceView) =>
-    ifNoneMatchHits(request.headers['if-none-match'], view.etag) ? reply.header('etag', quoteEtag(view.etag)).code(304).send() : sendOne(reply, view);
+  const sendOne = (reply: FastifyReply, view: DataSourceView, status = 200) =>
+    reply.code(status).header('etag', quoteEtag(view.etag)).send(view);
+  const sendCached = (
+    request: { headers: Record<string, string | string[] | undefined> },
+    reply: FastifyReply,
+    view: DataSourceView,
+  ) =>
+    ifNoneMatchHits(request.headers['if-none-match'], view.etag)
+      ? reply.header('etag', quoteEtag(view.etag)).code(304).send()
+      : sendOne(reply, view);
 
   scope.get('/api/datasource', { config: auth, schema: listSchema }, async (request, reply) =>
-    paginate(request, reply, service.list(), request.query));
+    paginate(request, reply, service.list(), request.query),
+  );
 
   scope.get('/api/datasource/active', { config: auth, schema: getActiveSchema }, async (request, reply) =>
-    sendCached(request, reply, service.activeView()));
+    sendCached(request, reply, service.activeView()),
+  );
 
   scope.put('/api/datasource/active', { config: auth, schema: setActiveSchema }, async (request, reply) => {
     const view = await service.setActive(request.body.name);
     // answered at once; the outcome shows in last_sync and the config status
-    void scope.upstream.requestSync('source_changed').catch((err: unknown) => request.log.error({ err }, 'sync after switching the data source failed'));
+    void scope.upstream
+      .requestSync('source_changed')
+      .catch((err: unknown) => request.log.error({ err }, 'sync after switching the data source failed'));
     return sendOne(reply, view);
   });
 
@@ -109,4 +152,8 @@ async function routes(parent: FastifyInstance, { service }: { service: DataSourc
   });
 }
 
-export default fp(datasource, { name: 'datasource', dependencies: ['auth', 'health', 'events'], decorators: { fastify: ['config', 'store', 'now', 'health', 'events'] } });
+export default fp(datasource, {
+  name: 'datasource',
+  dependencies: ['auth', 'health', 'events'],
+  decorators: { fastify: ['config', 'store', 'now', 'health', 'events'] },
+});

@@ -62,22 +62,36 @@ export interface DataSourcesFile {
 
 // ---- request bodies ----
 
-const BasicAuthWrite = Type.Object({
-  username: Type.Optional(Username),
-  password: Type.Optional(Type.String({ maxLength: 1024, description: `omitted or "${PASSWORD_MASK}" keeps the stored password` })),
-}, { additionalProperties: false });
+const BasicAuthWrite = Type.Object(
+  {
+    username: Type.Optional(Username),
+    password: Type.Optional(
+      Type.String({ maxLength: 1024, description: `omitted or "${PASSWORD_MASK}" keeps the stored password` }),
+    ),
+  },
+  { additionalProperties: false },
+);
 const BasicAuthField = Type.Union([BasicAuthWrite, Type.Null()], { description: 'null removes the credentials' });
 
 /** Writable DataSource fields (PUT merges them over the stored ones; the test route over them unsaved). */
-export const DataSourceWrite = Type.Object({
-  type: Type.Optional(SourceTypeSchema),
-  url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'absolute http/https URL without query or fragment; a trailing / is removed' })),
-  skip_tls_verify: Type.Optional(Type.Boolean()),
-  basic_auth: Type.Optional(BasicAuthField),
-  basicAuth: Type.Optional(BasicAuthField),
-  poll_interval_s: Type.Optional(PollInterval),
-  timeout_ms: Type.Optional(Timeout),
-}, { additionalProperties: false });
+export const DataSourceWrite = Type.Object(
+  {
+    type: Type.Optional(SourceTypeSchema),
+    url: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description: 'absolute http/https URL without query or fragment; a trailing / is removed',
+      }),
+    ),
+    skip_tls_verify: Type.Optional(Type.Boolean()),
+    basic_auth: Type.Optional(BasicAuthField),
+    basicAuth: Type.Optional(BasicAuthField),
+    poll_interval_s: Type.Optional(PollInterval),
+    timeout_ms: Type.Optional(Timeout),
+  },
+  { additionalProperties: false },
+);
 export type DataSourceWriteBody = Static<typeof DataSourceWrite>;
 
 /** Body of PUT /api/datasource/active. */
@@ -88,42 +102,53 @@ export const NameParams = Type.Object({ name: Slug });
 
 // ---- responses ----
 
-const LastSyncSchema = Type.Object({
-  at: Type.String(),
-  ok: Type.Boolean(),
-  error: Type.Union([Type.String(), Type.Null()]),
-  routers: Type.Union([Type.Integer(), Type.Null()]),
-  empty_streak: Type.Integer(),
-}, { additionalProperties: false });
+const LastSyncSchema = Type.Object(
+  {
+    at: Type.String(),
+    ok: Type.Boolean(),
+    error: Type.Union([Type.String(), Type.Null()]),
+    routers: Type.Union([Type.Integer(), Type.Null()]),
+    empty_streak: Type.Integer(),
+  },
+  { additionalProperties: false },
+);
 
 /** The API object. It has no password field, so the serializer cannot emit one. */
-export const DataSource = Type.Object({
-  name: Slug,
-  type: SourceTypeSchema,
-  url: Type.String(),
-  skip_tls_verify: Type.Boolean(),
-  basic_auth: Type.Union([
-    Type.Object({ username: Type.String(), password_set: Type.Boolean() }, { additionalProperties: false }),
-    Type.Null(),
-  ]),
-  poll_interval_s: Type.Integer(),
-  timeout_ms: Type.Integer(),
-  active: Type.Boolean(),
-  last_sync: Type.Union([LastSyncSchema, Type.Null()], { description: 'latest poll of this source (only the active one is polled)' }),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-  etag: Type.String(),
-}, { additionalProperties: false });
+export const DataSource = Type.Object(
+  {
+    name: Slug,
+    type: SourceTypeSchema,
+    url: Type.String(),
+    skip_tls_verify: Type.Boolean(),
+    basic_auth: Type.Union([
+      Type.Object({ username: Type.String(), password_set: Type.Boolean() }, { additionalProperties: false }),
+      Type.Null(),
+    ]),
+    poll_interval_s: Type.Integer(),
+    timeout_ms: Type.Integer(),
+    active: Type.Boolean(),
+    last_sync: Type.Union([LastSyncSchema, Type.Null()], {
+      description: 'latest poll of this source (only the active one is polled)',
+    }),
+    created_at: Type.String(),
+    updated_at: Type.String(),
+    etag: Type.String(),
+  },
+  { additionalProperties: false },
+);
 export type DataSourceView = Static<typeof DataSource>;
 
 /** Body of POST /api/datasource/:name/test, whatever the probe's outcome. */
-export const ProbeResultSchema = Type.Object({
-  ok: Type.Boolean(),
-  latency_ms: Type.Integer(),
-  routers: Type.Union([Type.Integer(), Type.Null()]),
-  version: Type.Union([Type.String(), Type.Null()]),
-  error: Type.Union([Type.String(), Type.Null()]),
-}, { additionalProperties: false });
+export const ProbeResultSchema = Type.Object(
+  {
+    ok: Type.Boolean(),
+    latency_ms: Type.Integer(),
+    routers: Type.Union([Type.Integer(), Type.Null()]),
+    version: Type.Union([Type.String(), Type.Null()]),
+    error: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
 
 // ---- route schemas (request and response per status code; OpenAPI is generated from them) ----
 
@@ -131,16 +156,46 @@ const Empty = NoBody;
 const tags = ['datasource'];
 const ListQuery = Type.Object({ ...Paging });
 
-export const listSchema = { tags, summary: 'List data sources, by name', querystring: ListQuery, response: { 200: Type.Array(DataSource), 422: ErrorBody } };
-export const getActiveSchema = { tags, summary: 'Read the active data source', response: { 200: DataSource, 304: Empty, 404: ErrorBody } };
-export const setActiveSchema = { tags, summary: 'Switch the active data source (a sync starts at once)', body: SetActiveBody, response: { 200: DataSource, ...ErrorResponses } };
-export const getSchema = { tags, summary: 'Read one data source', params: NameParams, response: { 200: DataSource, 304: Empty, ...ErrorResponses } };
+export const listSchema = {
+  tags,
+  summary: 'List data sources, by name',
+  querystring: ListQuery,
+  response: { 200: Type.Array(DataSource), 422: ErrorBody },
+};
+export const getActiveSchema = {
+  tags,
+  summary: 'Read the active data source',
+  response: { 200: DataSource, 304: Empty, 404: ErrorBody },
+};
+export const setActiveSchema = {
+  tags,
+  summary: 'Switch the active data source (a sync starts at once)',
+  body: SetActiveBody,
+  response: { 200: DataSource, ...ErrorResponses },
+};
+export const getSchema = {
+  tags,
+  summary: 'Read one data source',
+  params: NameParams,
+  response: { 200: DataSource, 304: Empty, ...ErrorResponses },
+};
 export const putSchema = {
-  tags, summary: 'Create or update a data source (omitted fields keep their stored values)', params: NameParams, body: DataSourceWrite,
+  tags,
+  summary: 'Create or update a data source (omitted fields keep their stored values)',
+  params: NameParams,
+  body: DataSourceWrite,
   response: { 200: DataSource, 201: DataSource, ...ErrorResponses },
 };
-export const deleteSchema = { tags, summary: 'Delete a data source (not the active one)', params: NameParams, response: { 204: Empty, ...ErrorResponses } };
+export const deleteSchema = {
+  tags,
+  summary: 'Delete a data source (not the active one)',
+  params: NameParams,
+  response: { 204: Empty, ...ErrorResponses },
+};
 export const testSchema = {
-  tags, summary: 'Probe a data source; the body is merged over the stored settings and not saved', params: NameParams, body: DataSourceWrite,
+  tags,
+  summary: 'Probe a data source; the body is merged over the stored settings and not saved',
+  params: NameParams,
+  body: DataSourceWrite,
   response: { 200: ProbeResultSchema, ...ErrorResponses },
 };

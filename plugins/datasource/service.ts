@@ -96,7 +96,9 @@ export class DataSourceService implements DataSourceRegistry {
   }
 
   list(): DataSourceView[] {
-    return this.validNames().sort().map((name) => this.view(name, this.document.get().sources[name]));
+    return this.validNames()
+      .sort()
+      .map((name) => this.view(name, this.document.get().sources[name]));
   }
 
   onChange(listener: (active: ActiveDataSource | null) => void): () => void {
@@ -122,7 +124,11 @@ export class DataSourceService implements DataSourceRegistry {
   }
 
   /** PUT /api/datasource/:name: creates, or merges the body over the stored source. */
-  async put(name: string, body: DataSourceWriteBody, ifMatch?: string): Promise<{ view: DataSourceView; created: boolean }> {
+  async put(
+    name: string,
+    body: DataSourceWriteBody,
+    ifMatch?: string,
+  ): Promise<{ view: DataSourceView; created: boolean }> {
     let created = false;
     await this.document.update((file) => {
       const stored = file.sources[name];
@@ -179,7 +185,13 @@ export class DataSourceService implements DataSourceRegistry {
 
   private etagOf(entry: StoredSource): string {
     const hashed = entry.basic_auth
-      ? { ...entry, basic_auth: { ...entry.basic_auth, password: createHmac('sha256', this.etagKey).update(entry.basic_auth.password).digest('hex') } }
+      ? {
+          ...entry,
+          basic_auth: {
+            ...entry.basic_auth,
+            password: createHmac('sha256', this.etagKey).update(entry.basic_auth.password).digest('hex'),
+          },
+        }
       : entry;
     return createHash('sha256').update(stringifyCanonical(hashed)).digest('hex').slice(0, 32);
   }
@@ -191,7 +203,9 @@ export class DataSourceService implements DataSourceRegistry {
       type: entry.type,
       url: entry.url,
       skip_tls_verify: entry.skip_tls_verify,
-      basic_auth: entry.basic_auth ? { username: entry.basic_auth.username, password_set: entry.basic_auth.password.length > 0 } : null,
+      basic_auth: entry.basic_auth
+        ? { username: entry.basic_auth.username, password_set: entry.basic_auth.password.length > 0 }
+        : null,
       poll_interval_s: entry.poll_interval_s,
       timeout_ms: entry.timeout_ms,
       active: this.document.get().active === name,
@@ -232,7 +246,15 @@ export class DataSourceService implements DataSourceRegistry {
   private reportProblems(): void {
     const { active, sources } = this.document.get();
     const bad = Object.keys(sources).filter((name) => !SLUG.test(name));
-    if (bad.length > 0) this.log.warn({ file: this.document.path, names: bad }, `datasources.yaml: sources with invalid names are ignored (names must match ${SLUG_PATTERN})`);
-    if (!this.active()) this.log.warn({ file: this.document.path, active }, 'datasources.yaml: the active data source names no valid source; nothing is polled');
+    if (bad.length > 0)
+      this.log.warn(
+        { file: this.document.path, names: bad },
+        `datasources.yaml: sources with invalid names are ignored (names must match ${SLUG_PATTERN})`,
+      );
+    if (!this.active())
+      this.log.warn(
+        { file: this.document.path, active },
+        'datasources.yaml: the active data source names no valid source; nothing is polled',
+      );
   }
 }

@@ -1,8 +1,12 @@
 /** The rules for data source input (API.md §4.5): URL checks, merge-on-PUT, defaults of hand-edited entries. */
 import { validationError, type ErrorDetail } from '../../core/errors/app-error.ts';
 import {
-  DEFAULT_POLL_INTERVAL_S, DEFAULT_TIMEOUT_MS, PASSWORD_MASK,
-  type DataSourcesFile, type DataSourceWriteBody, type StoredSource,
+  DEFAULT_POLL_INTERVAL_S,
+  DEFAULT_TIMEOUT_MS,
+  PASSWORD_MASK,
+  type DataSourcesFile,
+  type DataSourceWriteBody,
+  type StoredSource,
 } from './schemas.ts';
 
 /** Fills defaults and drops trailing slashes, so hand-edited and API-written entries look alike. */
@@ -35,7 +39,10 @@ export function checkUrl(raw: string): { url: string } | { problem: string } {
 }
 
 /** Settings after a PUT or test body is merged over the stored source (timestamps not included). */
-export function mergeSource(stored: StoredSource | undefined, body: DataSourceWriteBody): Omit<StoredSource, 'created_at' | 'updated_at'> {
+export function mergeSource(
+  stored: StoredSource | undefined,
+  body: DataSourceWriteBody,
+): Omit<StoredSource, 'created_at' | 'updated_at'> {
   const details: ErrorDetail[] = [];
   const missing = (path: string, why: string) => details.push({ path, message: `is required ${why}` });
   const type = body.type ?? stored?.type;
@@ -59,7 +66,8 @@ export function mergeSource(stored: StoredSource | undefined, body: DataSourceWr
     const password = keep ? stored?.basic_auth?.password : auth.password;
     if (username === undefined) missing(`${pointer}/username`, 'when no credentials are stored');
     // eslint-disable-next-line no-control-regex -- control characters are what it looks for
-    else if (/[:\u0000-\u001f\u007f]/.test(username)) details.push({ path: `${pointer}/username`, message: 'must not contain ":" or control characters' });
+    else if (/[:\u0000-\u001f\u007f]/.test(username))
+      details.push({ path: `${pointer}/username`, message: 'must not contain ":" or control characters' });
     if (password === undefined) missing(`${pointer}/password`, 'when no password is stored');
     if (username !== undefined && password !== undefined) basicAuth = { username, password };
   }

@@ -26,8 +26,7 @@ export interface FetchOptions {
 
 export type FetchFailure = { ok: false; error: string; latency_ms: number };
 export type PangolinConfigResult =
-  | { ok: true; body: Record<string, unknown>; text: string; hash: string; latency_ms: number }
-  | FetchFailure;
+  { ok: true; body: Record<string, unknown>; text: string; hash: string; latency_ms: number } | FetchFailure;
 export type TraefikListResult = { ok: true; items: Array<Record<string, unknown>>; latency_ms: number } | FetchFailure;
 export type TraefikObjectResult = { ok: true; body: Record<string, unknown>; latency_ms: number } | FetchFailure;
 
@@ -36,7 +35,13 @@ export interface ListOptions extends FetchOptions {
   query?: Record<string, string>;
 }
 export type TraefikServicesResult =
-  | { ok: true; http: Array<Record<string, unknown>>; tcp: Array<Record<string, unknown>>; udp: Array<Record<string, unknown>>; latency_ms: number }
+  | {
+      ok: true;
+      http: Array<Record<string, unknown>>;
+      tcp: Array<Record<string, unknown>>;
+      udp: Array<Record<string, unknown>>;
+      latency_ms: number;
+    }
   | FetchFailure;
 
 /** Outcome of POST /api/datasource/:name/test and the deep health check. */
@@ -71,12 +76,16 @@ function decode(text: string): string {
 }
 
 /** Splits user info off the URL: fetch refuses it, and it must never reach a message. */
-function splitUrl(system: string, url: string): { url: string; credentials: { username: string; password: string } | null } {
+function splitUrl(
+  system: string,
+  url: string,
+): { url: string; credentials: { username: string; password: string } | null } {
   try {
     const parsed = new URL(url);
-    const credentials = parsed.username || parsed.password
-      ? { username: decode(parsed.username), password: decode(parsed.password) }
-      : null;
+    const credentials =
+      parsed.username || parsed.password
+        ? { username: decode(parsed.username), password: decode(parsed.password) }
+        : null;
     parsed.username = '';
     parsed.password = '';
     return { url: parsed.toString(), credentials };
@@ -95,7 +104,8 @@ function redact(message: string, source: UpstreamSource): string {
 
 function networkError(session: Session, err: unknown, url: string, timedOut: boolean): UpstreamError {
   const { system, source } = session;
-  if (timedOut) return new UpstreamError(`${system} did not answer within ${source.timeout_ms} ms (timeout) for GET ${url}`);
+  if (timedOut)
+    return new UpstreamError(`${system} did not answer within ${source.timeout_ms} ms (timeout) for GET ${url}`);
   if (session.signal?.aborted) return new UpstreamError(`${system} request aborted (GET ${url})`);
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
   const code = cause?.code ?? '';
@@ -150,15 +160,25 @@ async function get(session: Session, path: string): Promise<{ raw: Buffer; heade
 function parseBody(session: Session, raw: Buffer, url: string, expected: 'object' | 'array'): unknown {
   // a BOM is not JSON, but some proxies add one; the hash still covers the raw bytes
   const text = raw.toString('utf8').replace(/^\uFEFF/, '');
-  if (text.trim() === '') throw new UpstreamError(`${session.system} sent an empty body for GET ${url}, expected a JSON ${expected}`);
+  if (text.trim() === '')
+    throw new UpstreamError(`${session.system} sent an empty body for GET ${url}, expected a JSON ${expected}`);
   let body: unknown;
   try {
     body = parseLossless(text);
   } catch (err) {
-    throw new UpstreamError(`${session.system} sent invalid JSON for GET ${url}: ${(err as Error).message.slice(0, 200)}`);
+    throw new UpstreamError(
+      `${session.system} sent invalid JSON for GET ${url}: ${(err as Error).message.slice(0, 200)}`,
+    );
   }
-  const kind = Array.isArray(body) ? 'array' : body === null ? 'null' : typeof body === 'object' ? 'object' : typeof body;
-  if (kind !== expected) throw new UpstreamError(`${session.system} sent a JSON ${kind} for GET ${url}, expected a JSON ${expected}`);
+  const kind = Array.isArray(body)
+    ? 'array'
+    : body === null
+      ? 'null'
+      : typeof body === 'object'
+        ? 'object'
+        : typeof body;
+  if (kind !== expected)
+    throw new UpstreamError(`${session.system} sent a JSON ${kind} for GET ${url}, expected a JSON ${expected}`);
   return body;
 }
 
@@ -193,7 +213,11 @@ export function fetchPangolinConfig(source: UpstreamSource, options: FetchOption
   });
 }
 
-async function listPages(session: Session, path: string, query: Record<string, string> = {}): Promise<Array<Record<string, unknown>>> {
+async function listPages(
+  session: Session,
+  path: string,
+  query: Record<string, string> = {},
+): Promise<Array<Record<string, unknown>>> {
   const items: Array<Record<string, unknown>> = [];
   const extra = Object.keys(query).length > 0 ? `&${new URLSearchParams(query).toString()}` : '';
   for (let page = 1, count = 1; ; count++) {
@@ -208,12 +232,20 @@ async function listPages(session: Session, path: string, query: Record<string, s
 }
 
 /** A whole Traefik API list (`/api/http/services`…), every page, parsed losslessly; `query` is sent with each page. */
-export function fetchTraefikList(source: UpstreamSource, path: string, options: ListOptions = {}): Promise<TraefikListResult> {
+export function fetchTraefikList(
+  source: UpstreamSource,
+  path: string,
+  options: ListOptions = {},
+): Promise<TraefikListResult> {
   return run('Traefik', source, options, async (session) => ({ items: await listPages(session, path, options.query) }));
 }
 
 /** One Traefik API object (`/api/overview`, `/api/version`), parsed losslessly; anything but a JSON object fails. */
-export function fetchTraefikObject(source: UpstreamSource, path: string, options: FetchOptions = {}): Promise<TraefikObjectResult> {
+export function fetchTraefikObject(
+  source: UpstreamSource,
+  path: string,
+  options: FetchOptions = {},
+): Promise<TraefikObjectResult> {
   return run('Traefik', source, options, async (session) => {
     const { raw, url } = await get(session, path);
     return { body: parseBody(session, raw, url, 'object') as Record<string, unknown> };
@@ -233,7 +265,10 @@ export function fetchTraefikRouters(source: UpstreamSource, options: FetchOption
 }
 
 /** Traefik's HTTP, TCP and UDP service lists (for discovered services); fails if any list fails. */
-export function fetchTraefikServices(source: UpstreamSource, options: FetchOptions = {}): Promise<TraefikServicesResult> {
+export function fetchTraefikServices(
+  source: UpstreamSource,
+  options: FetchOptions = {},
+): Promise<TraefikServicesResult> {
   return run('Traefik', source, options, async (session) => {
     const [http, tcp, udp] = await Promise.all(
       ['http', 'tcp', 'udp'].map((protocol) => listPages(session, `/api/${protocol}/services`)),
@@ -244,20 +279,25 @@ export function fetchTraefikServices(source: UpstreamSource, options: FetchOptio
 
 /** Probe of API.md §4.5: Pangolin config fetch, or Traefik version plus router list. */
 export async function probeSource(source: UpstreamSource, options: FetchOptions = {}): Promise<ProbeResult> {
-  const result = source.type === 'pangolin'
-    ? await run('Pangolin', source, options, async (session) => {
-      const { raw, url } = await get(session, '/traefik-config');
-      const body = parseBody(session, raw, url, 'object') as Record<string, unknown>;
-      const routers = isObject(body.http) && isObject(body.http.routers) ? Object.keys(body.http.routers).length : 0;
-      return { routers, version: null };
-    })
-    : await run('Traefik', source, options, async (session) => {
-      const [version, routers] = await Promise.all([
-        get(session, '/api/version').then(({ raw, url }) => parseBody(session, raw, url, 'object') as Record<string, unknown>),
-        listPages(session, '/api/http/routers'),
-      ]);
-      return { routers: routers.length, version: typeof version.Version === 'string' ? version.Version : null };
-    });
-  if (!result.ok) return { ok: false, latency_ms: result.latency_ms, routers: null, version: null, error: result.error };
+  const result =
+    source.type === 'pangolin'
+      ? await run('Pangolin', source, options, async (session) => {
+          const { raw, url } = await get(session, '/traefik-config');
+          const body = parseBody(session, raw, url, 'object') as Record<string, unknown>;
+          const routers =
+            isObject(body.http) && isObject(body.http.routers) ? Object.keys(body.http.routers).length : 0;
+          return { routers, version: null };
+        })
+      : await run('Traefik', source, options, async (session) => {
+          const [version, routers] = await Promise.all([
+            get(session, '/api/version').then(
+              ({ raw, url }) => parseBody(session, raw, url, 'object') as Record<string, unknown>,
+            ),
+            listPages(session, '/api/http/routers'),
+          ]);
+          return { routers: routers.length, version: typeof version.Version === 'string' ? version.Version : null };
+        });
+  if (!result.ok)
+    return { ok: false, latency_ms: result.latency_ms, routers: null, version: null, error: result.error };
   return { ok: true, latency_ms: result.latency_ms, routers: result.routers, version: result.version, error: null };
 }

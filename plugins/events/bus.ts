@@ -45,7 +45,11 @@ export class EventHub implements EventBus {
    * a browser kept from an earlier run (or a replaced instance) is older than anything here and
    * gets `reset`, instead of being mistaken for an id of this run.
    */
-  constructor(private readonly capacity: number, firstId: number, private readonly log: BusLogger) {
+  constructor(
+    private readonly capacity: number,
+    firstId: number,
+    private readonly log: BusLogger,
+  ) {
     this.lastId = firstId - 1;
   }
 
@@ -62,7 +66,12 @@ export class EventHub implements EventBus {
     try {
       const id = ++this.lastId;
       // JSON never holds a raw newline, so `data:` is one line
-      const event: BusEvent = { id, type, restricted, frame: `event: ${type}\nid: ${id}\ndata: ${JSON.stringify(data)}\n\n` };
+      const event: BusEvent = {
+        id,
+        type,
+        restricted,
+        frame: `event: ${type}\nid: ${id}\ndata: ${JSON.stringify(data)}\n\n`,
+      };
       if (this.ring.length < this.capacity) this.ring.push(event);
       else {
         this.ring[this.start] = event;

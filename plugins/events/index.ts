@@ -32,10 +32,14 @@ async function events(app: FastifyInstance): Promise<void> {
   app.decorate('events', { publish: (type: EventType, data: object) => hub.publish(type, data) } satisfies EventBus);
 
   const streams = new Set<SseStream>();
-  const endAll = () => { for (const stream of [...streams]) stream.end(); };
+  const endAll = () => {
+    for (const stream of [...streams]) stream.end();
+  };
   // a reload or shutdown ends the streams at once: the drain would otherwise wait for them
   app.lifecycle.retiring.add(endAll);
-  const heartbeat = setInterval(() => { for (const stream of streams) stream.write(': keep-alive\n\n'); }, settings.heartbeat_ms);
+  const heartbeat = setInterval(() => {
+    for (const stream of streams) stream.write(': keep-alive\n\n');
+  }, settings.heartbeat_ms);
   heartbeat.unref();
 
   const storeEvents = publishStoreChanges(app.store, hub);
@@ -77,7 +81,11 @@ async function events(app: FastifyInstance): Promise<void> {
       onClose: (reason) => {
         streams.delete(stream);
         unsubscribe();
-        if (reason === 'slow') request.log.warn({ pending: res.writableLength }, 'event stream closed: the client does not read fast enough');
+        if (reason === 'slow')
+          request.log.warn(
+            { pending: res.writableLength },
+            'event stream closed: the client does not read fast enough',
+          );
       },
     });
     streams.add(stream);
@@ -87,8 +95,13 @@ async function events(app: FastifyInstance): Promise<void> {
     let head = `retry: ${RETRY_MS}\n`;
     if (typeof lastEventId === 'string' && lastEventId !== '') {
       const replay = hub.since(lastEventId);
-      if (replay.kind === 'reset') head += `event: reset\nid: ${replay.latest}\ndata: ${JSON.stringify({ reason: 'the events since Last-Event-ID are no longer held: reload' })}\n\n`;
-      else head += `\n${replay.events.filter(accepts).map((event) => event.frame).join('')}`;
+      if (replay.kind === 'reset')
+        head += `event: reset\nid: ${replay.latest}\ndata: ${JSON.stringify({ reason: 'the events since Last-Event-ID are no longer held: reload' })}\n\n`;
+      else
+        head += `\n${replay.events
+          .filter(accepts)
+          .map((event) => event.frame)
+          .join('')}`;
     } else {
       // an id without data sets the browser's Last-Event-ID without firing an event: a reconnect
       // after a quiet spell then replays what it missed
@@ -99,21 +112,38 @@ async function events(app: FastifyInstance): Promise<void> {
 }
 
 /** The HTTP route, in its own scope; `open` serves one stream. */
-async function routes(parent: FastifyInstance, { open }: { open: (request: FastifyRequest, reply: FastifyReply, types: string | undefined) => void }): Promise<void> {
+async function routes(
+  parent: FastifyInstance,
+  { open }: { open: (request: FastifyRequest, reply: FastifyReply, types: string | undefined) => void },
+): Promise<void> {
   const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
-  scope.get('/api/events', {
-    config: { auth: 'config', streaming: true },
-    schema: {
-      tags: ['events'],
-      summary: 'Server-Sent Events stream of changes (object, provider, invalid_file, upstream; job, container, backup with an operations token)',
-      querystring: EventsQuery,
-      headers: EventsHeaders,
-      response: {
-        200: { description: '`text/event-stream`: `event:`, `id:`, `data:` (JSON) per event; a comment line every 15 s', content: { 'text/event-stream': { schema: Type.String() } } },
-        401: ErrorBody, 403: ErrorBody, 422: ErrorBody,
+  scope.get(
+    '/api/events',
+    {
+      config: { auth: 'config', streaming: true },
+      schema: {
+        tags: ['events'],
+        summary:
+          'Server-Sent Events stream of changes (object, provider, invalid_file, upstream; job, container, backup with an operations token)',
+        querystring: EventsQuery,
+        headers: EventsHeaders,
+        response: {
+          200: {
+            description: '`text/event-stream`: `event:`, `id:`, `data:` (JSON) per event; a comment line every 15 s',
+            content: { 'text/event-stream': { schema: Type.String() } },
+          },
+          401: ErrorBody,
+          403: ErrorBody,
+          422: ErrorBody,
+        },
       },
     },
-  }, (request, reply) => open(request, reply, request.query.types));
+    (request, reply) => open(request, reply, request.query.types),
+  );
 }
 
-export default fp(events, { name: 'events', dependencies: ['auth'], decorators: { fastify: ['config', 'store', 'lifecycle'] } });
+export default fp(events, {
+  name: 'events',
+  dependencies: ['auth'],
+  decorators: { fastify: ['config', 'store', 'lifecycle'] },
+});

@@ -22,13 +22,17 @@ export function publishStoreChanges(store: YamlStore, bus: EventHub): { start():
     if (event.action) {
       const isDocument = event.id === undefined;
       if (!isDocument || !PRIVATE_DOCUMENTS.test(event.collection)) {
-        bus.publish('object', {
-          collection: isDocument ? event.collection.replace(/\.ya?ml$/, '') : event.collection,
-          id: event.id ?? null,
-          action: event.action,
-          source: event.source,
-          etag: event.etag ?? null,
-        }, OPERATIONS_COLLECTIONS.test(event.collection));
+        bus.publish(
+          'object',
+          {
+            collection: isDocument ? event.collection.replace(/\.ya?ml$/, '') : event.collection,
+            id: event.id ?? null,
+            action: event.action,
+            source: event.source,
+            etag: event.etag ?? null,
+          },
+          OPERATIONS_COLLECTIONS.test(event.collection),
+        );
       }
     }
     invalid = publishInvalidChanges(invalid, store.invalidFiles(), relative, bus);
@@ -46,15 +50,26 @@ export function publishStoreChanges(store: YamlStore, bus: EventHub): { start():
 const keyOf = (file: InvalidFile) => `${file.line}:${file.column}:${file.message}`;
 
 /** Publishes files that became (or stay, with another error) invalid and those cleared; returns the new set. */
-function publishInvalidChanges(before: Map<string, string>, now: InvalidFile[], relative: (file: string) => string, bus: EventHub): Map<string, string> {
+function publishInvalidChanges(
+  before: Map<string, string>,
+  now: InvalidFile[],
+  relative: (file: string) => string,
+  bus: EventHub,
+): Map<string, string> {
   const after = new Map<string, string>();
   for (const file of now) {
     const rel = relative(file.path);
     const key = keyOf(file);
     after.set(rel, key);
     // the first line only: YAML parser messages go on with an excerpt of the file, which may hold a secret
-    if (before.get(rel) !== key) bus.publish('invalid_file', { path: rel, line: file.line, column: file.column, message: file.message.split('\n')[0].trim() }, OPERATIONS_COLLECTIONS.test(rel));
+    if (before.get(rel) !== key)
+      bus.publish(
+        'invalid_file',
+        { path: rel, line: file.line, column: file.column, message: file.message.split('\n')[0].trim() },
+        OPERATIONS_COLLECTIONS.test(rel),
+      );
   }
-  for (const rel of before.keys()) if (!after.has(rel)) bus.publish('invalid_file', { path: rel, cleared: true }, OPERATIONS_COLLECTIONS.test(rel));
+  for (const rel of before.keys())
+    if (!after.has(rel)) bus.publish('invalid_file', { path: rel, cleared: true }, OPERATIONS_COLLECTIONS.test(rel));
   return after;
 }

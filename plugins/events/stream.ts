@@ -19,7 +19,10 @@ export interface SseStreamOptions {
 export class SseStream implements Subscriber {
   private closed = false;
 
-  constructor(private readonly res: ServerResponse, private readonly options: SseStreamOptions) {
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly options: SseStreamOptions,
+  ) {
     res.once('close', () => this.finish('client'));
   }
 

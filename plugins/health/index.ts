@@ -23,19 +23,30 @@ async function health(app: FastifyInstance): Promise<void> {
 /** The HTTP routes, in their own scope. */
 async function routes(parent: FastifyInstance, { service }: { service: HealthService }): Promise<void> {
   const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
-  scope.get('/api/health', {
-    config: { auth: 'public' },
-    schema: { tags: ['health'], summary: 'Liveness; deep=true checks dependencies', querystring: HealthQuery, response: { 200: Health, 503: ErrorBody } },
-  }, async (request) => {
-    const { deep } = request.query;
-    if (!isTrue(deep)) return service.summary();
-    const body = await service.deep();
-    if (body.status === 'fail') {
-      const failed = Object.entries(body.checks ?? {}).filter(([, c]) => c.status === 'fail').map(([n]) => n);
-      throw errors.unhealthy(`health check failed: ${failed.join(', ')}`, body);
-    }
-    return body;
-  });
+  scope.get(
+    '/api/health',
+    {
+      config: { auth: 'public' },
+      schema: {
+        tags: ['health'],
+        summary: 'Liveness; deep=true checks dependencies',
+        querystring: HealthQuery,
+        response: { 200: Health, 503: ErrorBody },
+      },
+    },
+    async (request) => {
+      const { deep } = request.query;
+      if (!isTrue(deep)) return service.summary();
+      const body = await service.deep();
+      if (body.status === 'fail') {
+        const failed = Object.entries(body.checks ?? {})
+          .filter(([, c]) => c.status === 'fail')
+          .map(([n]) => n);
+        throw errors.unhealthy(`health check failed: ${failed.join(', ')}`, body);
+      }
+      return body;
+    },
+  );
 }
 
 export default fp(health, { name: 'health', dependencies: ['auth'] });

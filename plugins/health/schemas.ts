@@ -15,7 +15,9 @@ export const Health = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('fail')]),
   version: Type.String(),
   uptime_s: Type.Integer(),
-  checks: Type.Optional(Type.Object(Object.fromEntries(CHECK_NAMES.map((n) => [n, Check])) as Record<CheckName, typeof Check>)),
+  checks: Type.Optional(
+    Type.Object(Object.fromEntries(CHECK_NAMES.map((n) => [n, Check])) as Record<CheckName, typeof Check>),
+  ),
 });
 
 export const HealthQuery = Type.Object({ deep: Type.Optional(QueryBool) });

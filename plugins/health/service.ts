@@ -13,7 +13,10 @@ export class HealthService {
   private readonly probes = new Map<CheckName, Probe>();
   private readonly started = Date.now();
 
-  constructor(private readonly version: string, dataDir: string) {
+  constructor(
+    private readonly version: string,
+    dataDir: string,
+  ) {
     this.probes.set('data_dir', async () => {
       await mkdir(dataDir, { recursive: true });
       const file = path.join(dataDir, `.health-${randomBytes(4).toString('hex')}.tmp`);
@@ -32,7 +35,9 @@ export class HealthService {
   }
 
   async deep(): Promise<HealthBody> {
-    const entries = await Promise.all(CHECK_NAMES.map(async (name) => [name, await this.run(this.probes.get(name))] as const));
+    const entries = await Promise.all(
+      CHECK_NAMES.map(async (name) => [name, await this.run(this.probes.get(name))] as const),
+    );
     const checks = Object.fromEntries(entries) as Record<CheckName, CheckResult>;
     const failed = entries.some(([, r]) => r.status === 'fail');
     return { ...this.summary(), status: failed ? 'fail' : 'ok', checks };
@@ -45,10 +50,14 @@ export class HealthService {
     try {
       const outcome = await Promise.race([
         probe(),
-        new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out after ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS); }),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`timed out after ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+        }),
       ]);
       const latency_ms = Math.round(performance.now() - start);
-      return outcome === 'skipped' ? { status: 'skipped', latency_ms, error: null } : { status: 'ok', latency_ms, error: null };
+      return outcome === 'skipped'
+        ? { status: 'skipped', latency_ms, error: null }
+        : { status: 'ok', latency_ms, error: null };
     } catch (err) {
       return { status: 'fail', latency_ms: Math.round(performance.now() - start), error: (err as Error).message };
     } finally {

@@ -80,9 +80,14 @@ export class CrowdSecClient {
    * it (LAPI's default would lift a whole /24 ban to unban one address). Returns `nbDeleted`.
    */
   async deleteDecisions(ip: string): Promise<number> {
-    const body = await this.call('DELETE', `/v1/decisions?ip=${encodeURIComponent(ip)}&contains=false`, 'machine') as { nbDeleted?: unknown } | null;
+    const body = (await this.call(
+      'DELETE',
+      `/v1/decisions?ip=${encodeURIComponent(ip)}&contains=false`,
+      'machine',
+    )) as { nbDeleted?: unknown } | null;
     const deleted = Number.parseInt(String(body?.nbDeleted ?? '0'), 10);
-    if (!Number.isFinite(deleted)) throw new CrowdSecError(`CrowdSec LAPI answered DELETE /v1/decisions with an unusable nbDeleted`);
+    if (!Number.isFinite(deleted))
+      throw new CrowdSecError(`CrowdSec LAPI answered DELETE /v1/decisions with an unusable nbDeleted`);
     return deleted;
   }
 
@@ -100,7 +105,9 @@ export class CrowdSecClient {
     }
     if (response.status === 401 || response.status === 403) {
       await response.body?.cancel();
-      throw new CrowdSecError(`CrowdSec LAPI rejected the machine token on ${method} ${path.split('?')[0]} (${response.status})`);
+      throw new CrowdSecError(
+        `CrowdSec LAPI rejected the machine token on ${method} ${path.split('?')[0]} (${response.status})`,
+      );
     }
     return this.json(response, method, path);
   }
@@ -115,19 +122,33 @@ export class CrowdSecClient {
   /** The cached JWT, or a new one; concurrent callers share one login. */
   private async jwt(): Promise<string> {
     if (this.token && this.settings.now().getTime() < this.token.renewAt) return this.token.value;
-    this.login ??= this.loginOnce().finally(() => { this.login = null; });
+    this.login ??= this.loginOnce().finally(() => {
+      this.login = null;
+    });
     return this.login;
   }
 
   private async loginOnce(): Promise<string> {
     const body = JSON.stringify({ machine_id: this.settings.machineId, password: this.settings.machinePassword });
-    const response = await this.send('POST', '/v1/watchers/login', { 'user-agent': this.settings.userAgent, 'content-type': 'application/json' }, undefined, body);
+    const response = await this.send(
+      'POST',
+      '/v1/watchers/login',
+      { 'user-agent': this.settings.userAgent, 'content-type': 'application/json' },
+      undefined,
+      body,
+    );
     if (response.status === 401 || response.status === 403) {
       await response.body?.cancel();
-      throw new CrowdSecError(`CrowdSec LAPI rejected the machine login of ${this.settings.machineId} (${response.status}): check crowdsec.machine_id and crowdsec.machine_password`);
+      throw new CrowdSecError(
+        `CrowdSec LAPI rejected the machine login of ${this.settings.machineId} (${response.status}): check crowdsec.machine_id and crowdsec.machine_password`,
+      );
     }
-    const answer = await this.json(response, 'POST', '/v1/watchers/login') as { token?: unknown; expire?: unknown } | null;
-    if (typeof answer?.token !== 'string' || answer.token === '') throw new CrowdSecError('CrowdSec LAPI login answered without a token');
+    const answer = (await this.json(response, 'POST', '/v1/watchers/login')) as {
+      token?: unknown;
+      expire?: unknown;
+    } | null;
+    if (typeof answer?.token !== 'string' || answer.token === '')
+      throw new CrowdSecError('CrowdSec LAPI login answered without a token');
     const expire = typeof answer.expire === 'string' ? Date.parse(answer.expire) : Number.NaN;
     // without a usable expiry the token is used for this call only
     const renewAt = Number.isFinite(expire) ? expire - RENEW_BEFORE_MS : 0;
@@ -149,13 +170,27 @@ export class CrowdSecClient {
     }
   }
 
-  private async send(method: string, path: string, headers: Record<string, string>, signal?: AbortSignal, body?: string): Promise<Response> {
+  private async send(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    signal?: AbortSignal,
+    body?: string,
+  ): Promise<Response> {
     const timeout = AbortSignal.timeout(this.settings.timeoutMs);
     try {
-      return await fetch(this.base() + path, { method, headers, body, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+      return await fetch(this.base() + path, {
+        method,
+        headers,
+        body,
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      });
     } catch (err) {
       const where = `CrowdSec LAPI at ${this.origin()}`;
-      if ((err as Error).name === 'TimeoutError') throw new CrowdSecError(`${where} did not answer ${method} ${path.split('?')[0]} within ${this.settings.timeoutMs} ms`);
+      if ((err as Error).name === 'TimeoutError')
+        throw new CrowdSecError(
+          `${where} did not answer ${method} ${path.split('?')[0]} within ${this.settings.timeoutMs} ms`,
+        );
       if ((err as Error).name === 'AbortError') throw new CrowdSecError(`${where}: request aborted`);
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
       throw new CrowdSecError(`${where} is unreachable: ${cause?.code ?? cause?.message ?? (err as Error).message}`);

@@ -3,13 +3,21 @@ import { errors, validationError } from '../../core/errors/app-error.ts';
 
 export const ipErrors = {
   /** `:ip` or body `ip` is not one IPv4 or IPv6 address (no CIDR, no zone id). */
-  invalidIp: (pointer: string) => validationError([{ path: pointer, message: 'must be a single IPv4 or IPv6 address' }]),
-  noBouncer: () => errors.notConfigured('CrowdSec is not configured: set crowdsec.url and crowdsec.bouncer_key (CROWDSEC_BOUNCER_KEY) to read decisions'),
+  invalidIp: (pointer: string) =>
+    validationError([{ path: pointer, message: 'must be a single IPv4 or IPv6 address' }]),
+  noBouncer: () =>
+    errors.notConfigured(
+      'CrowdSec is not configured: set crowdsec.url and crowdsec.bouncer_key (CROWDSEC_BOUNCER_KEY) to read decisions',
+    ),
   noMachine: () =>
-    errors.notConfigured('CrowdSec machine credentials are not configured: set crowdsec.machine_id and crowdsec.machine_password (CROWDSEC_MACHINE_ID, CROWDSEC_MACHINE_PASSWORD) to unban'),
+    errors.notConfigured(
+      'CrowdSec machine credentials are not configured: set crowdsec.machine_id and crowdsec.machine_password (CROWDSEC_MACHINE_ID, CROWDSEC_MACHINE_PASSWORD) to unban',
+    ),
   /** A LAPI call failed; `message` comes from the client (names CrowdSec, never a key or password). */
   crowdsec: (message: string) => errors.upstreamUnavailable(message),
   /** No public-IP provider gave a usable answer; one reason per provider. */
   noPublicIp: (failures: string[]) =>
-    errors.upstreamUnavailable(`no public-IP service gave a valid IP: ${failures.join('; ') || 'no providers configured (ip.public_providers)'}`),
+    errors.upstreamUnavailable(
+      `no public-IP service gave a valid IP: ${failures.join('; ') || 'no providers configured (ip.public_providers)'}`,
+    ),
 };

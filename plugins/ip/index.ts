@@ -28,8 +28,19 @@ async function ip(app: FastifyInstance): Promise<void> {
     userAgent,
     now: () => app.now(),
   });
-  const publicIp = new PublicIpFinder({ providers: app.config.ip.public_providers, userAgent, now: () => app.now(), signal: closing.signal });
-  const service = new IpService({ crowdsec, publicIp, middlewares: () => app.middlewares.records(), alertsLimit: settings.alerts_limit, now: () => app.now() });
+  const publicIp = new PublicIpFinder({
+    providers: app.config.ip.public_providers,
+    userAgent,
+    now: () => app.now(),
+    signal: closing.signal,
+  });
+  const service = new IpService({
+    crowdsec,
+    publicIp,
+    middlewares: () => app.middlewares.records(),
+    alertsLimit: settings.alerts_limit,
+    now: () => app.now(),
+  });
 
   // "configured" = what the read endpoints need; crowdsec.url alone has a default and proves nothing
   app.health.register('crowdsec', async () => {
@@ -63,9 +74,16 @@ async function routes(parent: FastifyInstance, { service }: { service: IpService
   scope.post('/api/ip/unban', { config, schema: unbanSchema }, async (request) => {
     const { ip } = request.body;
     const result = await service.unban(service.checkIp(ip, '/ip'));
-    request.log.info({ ip, deleted: result.deleted, still_blocked: result.still_blocked }, 'CrowdSec decisions deleted');
+    request.log.info(
+      { ip, deleted: result.deleted, still_blocked: result.still_blocked },
+      'CrowdSec decisions deleted',
+    );
     return result;
   });
 }
 
-export default fp(ip, { name: 'ip', dependencies: ['health', 'middlewares'], decorators: { fastify: ['config', 'now', 'health', 'middlewares'] } });
+export default fp(ip, {
+  name: 'ip',
+  dependencies: ['health', 'middlewares'],
+  decorators: { fastify: ['config', 'now', 'health', 'middlewares'] },
+});

@@ -36,8 +36,11 @@ export class PublicIpFinder {
 
   /** The cached address while fresh (unless `refresh`); otherwise asks the providers, sharing one round between callers. */
   async lookup(refresh: boolean): Promise<LookupResult> {
-    if (!refresh && this.cache && this.options.now().getTime() < this.cache.until) return { ok: true, value: this.cache.value, cached: true };
-    this.pending ??= this.askProviders().finally(() => { this.pending = null; });
+    if (!refresh && this.cache && this.options.now().getTime() < this.cache.until)
+      return { ok: true, value: this.cache.value, cached: true };
+    this.pending ??= this.askProviders().finally(() => {
+      this.pending = null;
+    });
     return this.pending;
   }
 
@@ -49,7 +52,12 @@ export class PublicIpFinder {
         failures.push(`${provider}: ${answer.reason}`);
         continue;
       }
-      const value: PublicIp = { ip: answer, version: ipVersion(answer) as 4 | 6, source: provider, checked_at: this.options.now().toISOString() };
+      const value: PublicIp = {
+        ip: answer,
+        version: ipVersion(answer) as 4 | 6,
+        source: provider,
+        checked_at: this.options.now().toISOString(),
+      };
       this.cache = { value, until: this.options.now().getTime() + (this.options.ttlMs ?? PUBLIC_IP_TTL_MS) };
       return { ok: true, value, cached: false };
     }
@@ -71,7 +79,8 @@ export class PublicIpFinder {
       }
       // an IP is at most 45 characters; a long body is not an answer
       const text = (await response.text()).trim();
-      if (ipVersion(text) === 0) return { reason: `answered something that is not an IP (${JSON.stringify(text.slice(0, 40))})` };
+      if (ipVersion(text) === 0)
+        return { reason: `answered something that is not an IP (${JSON.stringify(text.slice(0, 40))})` };
       return text;
     } catch (err) {
       if ((err as Error).name === 'TimeoutError') return { reason: `no answer within ${timeoutMs} ms` };

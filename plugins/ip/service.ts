@@ -127,6 +127,11 @@ function toAlert(a: LapiAlert): AlertView {
     message: a.message ?? '',
     created_at: Number.isFinite(createdMs) ? new Date(createdMs).toISOString() : null,
     events_count: Number.isInteger(a.events_count) ? (a.events_count as number) : 0,
-    source: { ip: text(a.source?.ip), range: text(a.source?.range), cn: text(a.source?.cn), as_name: text(a.source?.as_name) },
+    source: {
+      ip: text(a.source?.ip),
+      range: text(a.source?.range),
+      cn: text(a.source?.cn),
+      as_name: text(a.source?.as_name),
+    },
   };
 }

@@ -46,4 +46,8 @@ async function routes(parent: FastifyInstance, { runner }: { runner: JobRunner }
   scope.get('/api/jobs/:id', { config, schema: getSchema }, async (request) => runner.get(request.params.id));
 }
 
-export default fp(jobs, { name: 'jobs', dependencies: ['auth', 'events'], decorators: { fastify: ['config', 'now', 'events'] } });
+export default fp(jobs, {
+  name: 'jobs',
+  dependencies: ['auth', 'events'],
+  decorators: { fastify: ['config', 'now', 'events'] },
+});

@@ -99,7 +99,14 @@ export class JobRunner {
       status: 'queued',
       progress: 0,
       params: structuredClone(spec.params),
-      steps: spec.steps.map((s) => ({ service: s.service, step: s.step, status: 'pending', message: '', started_at: null, finished_at: null })),
+      steps: spec.steps.map((s) => ({
+        service: s.service,
+        step: s.step,
+        status: 'pending',
+        message: '',
+        started_at: null,
+        finished_at: null,
+      })),
       error: null,
       created_at: now.toISOString(),
       started_at: null,
@@ -116,7 +123,9 @@ export class JobRunner {
   /** Jobs after filters, newest first. */
   list(filter: { kind?: string; status?: JobStatus } = {}): JobView[] {
     this.prune();
-    return [...this.jobs.values()].reverse().map((r) => r.view)
+    return [...this.jobs.values()]
+      .reverse()
+      .map((r) => r.view)
       .filter((v) => (!filter.kind || v.kind === filter.kind) && (!filter.status || v.status === filter.status))
       .map((v) => structuredClone(v));
   }
@@ -143,15 +152,24 @@ export class JobRunner {
   async close(graceMs: number): Promise<void> {
     const active = [...this.jobs.values()].filter((r) => !FINISHED.has(r.view.status));
     if (active.length === 0) return;
-    this.options.log.warn({ jobs: active.map((r) => r.view.id), grace_ms: graceMs }, 'shutdown: stopping running jobs (they roll back what they changed)');
+    this.options.log.warn(
+      { jobs: active.map((r) => r.view.id), grace_ms: graceMs },
+      'shutdown: stopping running jobs (they roll back what they changed)',
+    );
     for (const record of active) record.abort.abort(new Error('the server is shutting down'));
     let timer: NodeJS.Timeout | undefined;
-    const grace = new Promise<void>((resolve) => { timer = setTimeout(resolve, graceMs); });
+    const grace = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, graceMs);
+    });
     await Promise.race([Promise.all(active.map((r) => r.done)), grace]);
     clearTimeout(timer);
     for (const record of active) {
       if (FINISHED.has(record.view.status)) continue;
-      this.finish(record, 'failed', `the server shut down while the job was running (not finished within ${graceMs} ms); check the containers it touched`);
+      this.finish(
+        record,
+        'failed',
+        `the server shut down while the job was running (not finished within ${graceMs} ms); check the containers it touched`,
+      );
       this.options.log.error({ job_id: record.view.id }, 'shutdown: job did not finish within the grace period');
     }
   }
@@ -180,8 +198,14 @@ export class JobRunner {
     const { view } = record;
     const now = this.options.now().toISOString();
     for (const step of view.steps) {
-      if (step.status === 'running') Object.assign(step, { status: 'failed', message: step.message || (error ?? 'interrupted'), finished_at: now });
-      if (step.status === 'pending') Object.assign(step, { status: 'skipped', message: status === 'failed' ? 'skipped: the job failed' : 'skipped', finished_at: now });
+      if (step.status === 'running')
+        Object.assign(step, { status: 'failed', message: step.message || (error ?? 'interrupted'), finished_at: now });
+      if (step.status === 'pending')
+        Object.assign(step, {
+          status: 'skipped',
+          message: status === 'failed' ? 'skipped: the job failed' : 'skipped',
+          finished_at: now,
+        });
     }
     view.status = status;
     view.error = error;
@@ -197,10 +221,19 @@ export class JobRunner {
   }
 
   private insertStep(record: JobRecord, service: string | null, name: string): JobStepView {
-    const step: JobStepView = { service, step: name, status: 'pending', message: '', started_at: null, finished_at: null };
+    const step: JobStepView = {
+      service,
+      step: name,
+      status: 'pending',
+      message: '',
+      started_at: null,
+      finished_at: null,
+    };
     const steps = record.view.steps;
     let last = -1;
-    steps.forEach((s, i) => { if (s.service === service) last = i; });
+    steps.forEach((s, i) => {
+      if (s.service === service) last = i;
+    });
     steps.splice(last === -1 ? steps.length : last + 1, 0, step);
     return step;
   }
@@ -220,7 +253,9 @@ export class JobRunner {
       ok: (message) => set('ok', message),
       fail: (message) => set('failed', message),
       skip: (message) => set('skipped', message),
-      get status() { return step.status; },
+      get status() {
+        return step.status;
+      },
     };
   }
 

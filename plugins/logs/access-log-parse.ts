@@ -22,11 +22,13 @@ export interface AccessRecord {
 }
 
 // FORMATS.md A5's robust regex; the last four fields are optional so genericCLF lines parse too.
-const CLF = /^(\S+) - (\S+) \[([^\]]+)\] "(\S+) (.*?) (\S+)" (\S+) (\S+) "((?:[^"\\]|\\.)*)" "((?:[^"\\]|\\.)*)"(?: (\S+) "([^"]*)" "([^"]*)" (\d+)ms)?$/;
+const CLF =
+  /^(\S+) - (\S+) \[([^\]]+)\] "(\S+) (.*?) (\S+)" (\S+) (\S+) "((?:[^"\\]|\\.)*)" "((?:[^"\\]|\\.)*)"(?: (\S+) "([^"]*)" "([^"]*)" (\d+)ms)?$/;
 const CLF_TIME = /^(\d\d)\/([A-Z][a-z]{2})\/(\d{4}):(\d\d):(\d\d):(\d\d) ([+-])(\d\d)(\d\d)$/;
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
-const absent = (value: unknown): string | null => (typeof value === 'string' && value !== '' && value !== '-' ? value : null);
+const absent = (value: unknown): string | null =>
+  typeof value === 'string' && value !== '' && value !== '-' ? value : null;
 const withoutQuery = (path: string | null): string | null => {
   if (path === null) return null;
   const query = path.indexOf('?');

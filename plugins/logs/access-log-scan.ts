@@ -80,7 +80,10 @@ export function forEachTailLine(path: string, maxScanBytes: number, sink: LineSi
         const stop = nl < 0 ? text.length : nl;
         if (skipFirst) skipFirst = false;
         else if (ascii) sink.asciiLine(buffer, text, from, stop);
-        else sink.line(stop > from && text.charCodeAt(stop - 1) === 0x0d ? text.slice(from, stop - 1) : text.slice(from, stop));
+        else
+          sink.line(
+            stop > from && text.charCodeAt(stop - 1) === 0x0d ? text.slice(from, stop - 1) : text.slice(from, stop),
+          );
         if (nl < 0) break;
         from = nl + 1;
       }

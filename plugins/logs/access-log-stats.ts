@@ -21,8 +21,10 @@ const bump = (counter: Counter, key: string | null): void => {
 
 /** Count descending, ties by value ascending (ordinal), `top` entries. */
 function topOf(counter: Counter, top: number): { value: string; count: number }[] {
-  return [...counter].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-    .slice(0, top).map(([value, count]) => ({ value, count }));
+  return [...counter]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .slice(0, top)
+    .map(([value, count]) => ({ value, count }));
 }
 
 const sortedObject = (counter: Counter): Record<string, number> =>
@@ -115,10 +117,13 @@ export class AccessLogStats {
     const [p50, p90, p95, p99] = this.latencies.percentiles([50, 90, 95, 99]);
     const errors = (classes.get('4xx') ?? 0) + (classes.get('5xx') ?? 0);
     const lastMinute = this.to === null ? 0 : Math.floor(this.to / 60_000);
-    const perMinute = [...this.minutes].filter(([minute]) => minute > lastMinute - MINUTES_KEPT).sort((a, b) => a[0] - b[0]);
+    const perMinute = [...this.minutes]
+      .filter(([minute]) => minute > lastMinute - MINUTES_KEPT)
+      .sort((a, b) => a[0] - b[0]);
     return {
       source,
-      format: this.formats.size === 2 ? 'mixed' : this.formats.has('clf') ? 'clf' : this.formats.has('json') ? 'json' : null,
+      format:
+        this.formats.size === 2 ? 'mixed' : this.formats.has('clf') ? 'clf' : this.formats.has('json') ? 'json' : null,
       lines_read: this.linesRead,
       lines_skipped: this.linesSkipped,
       from: this.from === null ? null : new Date(this.from).toISOString(),
@@ -135,7 +140,10 @@ export class AccessLogStats {
       latency_ms: { p50, p90, p95, p99, max: this.latencies.max },
       bytes_sent: this.bytesSent,
       error_rate: this.requests === 0 ? 0 : errors / this.requests,
-      requests_per_minute: perMinute.map(([minute, count]) => ({ minute: new Date(minute * 60_000).toISOString(), count })),
+      requests_per_minute: perMinute.map(([minute, count]) => ({
+        minute: new Date(minute * 60_000).toISOString(),
+        count,
+      })),
     };
   }
 }

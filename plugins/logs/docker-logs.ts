@@ -39,7 +39,12 @@ export function toLogLine(raw: Buffer, stream: LogStream): LogLine {
   if (text.length > 0 && text[text.length - 1] === 0x0d) text = text.subarray(0, text.length - 1);
   const truncated = text.length > MAX_LINE_BYTES;
   // a cut inside a UTF-8 sequence decodes to U+FFFD: dropped
-  const line = truncated ? text.subarray(0, MAX_LINE_BYTES).toString('utf8').replace(/\uFFFD+$/, '') : text.toString('utf8');
+  const line = truncated
+    ? text
+        .subarray(0, MAX_LINE_BYTES)
+        .toString('utf8')
+        .replace(/\uFFFD+$/, '')
+    : text.toString('utf8');
   return { ts: hasTs ? head : '', stream, line, truncated };
 }
 
@@ -70,7 +75,10 @@ export function logLines(body: Buffer, tty: boolean): LogLine[] {
   if (tty) return splitLines(body, 'stdout');
   const parts: Record<LogStream, Buffer[]> = { stdout: [], stderr: [] };
   for (const frame of demultiplex(body)) parts[frame.stream].push(frame.payload);
-  const lines = [...splitLines(Buffer.concat(parts.stdout), 'stdout'), ...splitLines(Buffer.concat(parts.stderr), 'stderr')];
+  const lines = [
+    ...splitLines(Buffer.concat(parts.stdout), 'stdout'),
+    ...splitLines(Buffer.concat(parts.stderr), 'stderr'),
+  ];
   const keyed = lines.map((line) => ({ line, key: timestampKey(line.ts) }));
   keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   return keyed.map((k) => k.line);

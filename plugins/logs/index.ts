@@ -31,12 +31,15 @@ async function routes(parent: FastifyInstance, { service }: { service: LogsServi
   await scope.register(websocket, {
     preClose(this: FastifyInstance, done: () => void) {
       const restarting = scope.lifecycle.restarting;
-      for (const session of sessions) session.stop(restarting ? 1012 : 1001, restarting ? 'service restart' : 'server shutdown');
+      for (const session of sessions)
+        session.stop(restarting ? 1012 : 1001, restarting ? 'service restart' : 'server shutdown');
       done();
     },
   } as never);
 
-  scope.get('/api/logs/proxy/advanced', { config, schema: statsSchema }, async (request) => service.stats(request.query));
+  scope.get('/api/logs/proxy/advanced', { config, schema: statsSchema }, async (request) =>
+    service.stats(request.query),
+  );
 
   scope.get('/api/logs/:service', { config, schema: linesSchema }, async (request, reply) => {
     const { service: name } = request.params;
@@ -56,7 +59,8 @@ async function routes(parent: FastifyInstance, { service }: { service: LogsServi
     // every refusal is an HTTP answer before the upgrade
     preHandler: async (request: StreamRequest) => {
       if (!request.ws) throw logErrors.websocketRequired();
-      if (!originAllowed(request, scope.config.cors.origins)) throw logErrors.originForbidden(String(request.headers.origin));
+      if (!originAllowed(request, scope.config.cors.origins))
+        throw logErrors.originForbidden(String(request.headers.origin));
       targets.set(request, await service.target(request.params.service));
     },
     handler: async () => {
@@ -81,4 +85,8 @@ async function routes(parent: FastifyInstance, { service }: { service: LogsServi
   } as never);
 }
 
-export default fp(logs, { name: 'logs', dependencies: ['auth', 'container'], decorators: { fastify: ['config', 'now', 'docker'] } });
+export default fp(logs, {
+  name: 'logs',
+  dependencies: ['auth', 'container'],
+  decorators: { fastify: ['config', 'now', 'docker'] },
+});

@@ -8,7 +8,10 @@ export class LiveLogDecoder {
   private pending: Buffer = Buffer.alloc(0);
   private readonly partial: Record<LogStream, Buffer> = { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) };
 
-  constructor(private readonly tty: boolean, private readonly onLine: (line: LogLine) => void) {}
+  constructor(
+    private readonly tty: boolean,
+    private readonly onLine: (line: LogLine) => void,
+  ) {}
 
   /** One chunk of the HTTP body. */
   push(chunk: Buffer): void {
@@ -21,7 +24,10 @@ export class LiveLogDecoder {
     while (offset + 8 <= this.pending.length) {
       const size = this.pending.readUInt32BE(offset + 4);
       if (offset + 8 + size > this.pending.length) break;
-      this.append(this.pending[offset] === 2 ? 'stderr' : 'stdout', this.pending.subarray(offset + 8, offset + 8 + size));
+      this.append(
+        this.pending[offset] === 2 ? 'stderr' : 'stdout',
+        this.pending.subarray(offset + 8, offset + 8 + size),
+      );
       offset += 8 + size;
     }
     this.pending = this.pending.subarray(offset);

@@ -44,7 +44,12 @@ export class LogsService {
     const window = parseWindow(query, this.options.now());
     const stream = query.stream ?? 'all';
     const name = this.options.settings.services[service];
-    const lines = await this.read(name, { tail: query.tail, window, stdout: stream !== 'stderr', stderr: stream !== 'stdout' });
+    const lines = await this.read(name, {
+      tail: query.tail,
+      window,
+      stdout: stream !== 'stderr',
+      stderr: stream !== 'stdout',
+    });
     if (lines === null) throw logErrors.containerMissing(service, name);
     return lines;
   }
@@ -74,19 +79,22 @@ export class LogsService {
     try {
       const info = await docker.call(`inspect ${name}`, () => container.inspect());
       for (let tail = request.tail; ; tail *= 4) {
-        const body = await docker.call(`logs of ${name}`, (abortSignal) => container.logs({
-          follow: false,
-          stdout: true,
-          stderr: true,
-          timestamps: true,
-          tail,
-          ...(request.window.since === null ? {} : { since: dockerTime(request.window.since) }),
-          ...(request.window.until === null ? {} : { until: dockerTime(request.window.until) }),
-          abortSignal,
-        }));
+        const body = await docker.call(`logs of ${name}`, (abortSignal) =>
+          container.logs({
+            follow: false,
+            stdout: true,
+            stderr: true,
+            timestamps: true,
+            tail,
+            ...(request.window.since === null ? {} : { since: dockerTime(request.window.since) }),
+            ...(request.window.until === null ? {} : { until: dockerTime(request.window.until) }),
+            abortSignal,
+          }),
+        );
         const all = logLines(Buffer.isBuffer(body) ? body : Buffer.from(body as unknown as string), info.Config.Tty);
         const lines = all.filter(wanted);
-        if (lines.length >= request.tail || all.length < tail || tail >= MAX_WIDENED_TAIL) return lines.slice(-request.tail);
+        if (lines.length >= request.tail || all.length < tail || tail >= MAX_WIDENED_TAIL)
+          return lines.slice(-request.tail);
       }
     } catch (err) {
       if (isDockerHttpError(err) && err.statusCode === 404) return null;
@@ -111,7 +119,12 @@ export class LogsService {
     const fallback: TimeWindow = { since: window.since ?? now.getTime() - FALLBACK_WINDOW_MS, until: window.until };
     let lines: LogLine[] | null;
     try {
-      lines = await this.read(services.proxy, { tail: FALLBACK_MAX_LINES, window: fallback, stdout: true, stderr: true });
+      lines = await this.read(services.proxy, {
+        tail: FALLBACK_MAX_LINES,
+        window: fallback,
+        stdout: true,
+        stderr: true,
+      });
     } catch (err) {
       throw logErrors.fallbackUnreadable(services.proxy, (err as Error).message);
     }

@@ -26,14 +26,20 @@ function startWorker(workerData: ScanRequest): Worker {
   if (EXTENSION !== '.ts') return new Worker(WORKER_URL, options);
   const tsx = createRequire(import.meta.url).resolve('tsx/cjs/api');
   const entry = fileURLToPath(WORKER_URL);
-  return new Worker(`require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(entry)});`, { ...options, eval: true });
+  return new Worker(`require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(entry)});`, {
+    ...options,
+    eval: true,
+  });
 }
 const CACHED_RESULTS = 16;
 /** The worker's heap: the scan keeps counters only, so a small young generation is enough and RSS stays bounded. */
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 128 };
 
 export class ScanError extends Error {
-  constructor(readonly code: string, message: string) {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -42,11 +48,14 @@ function runWorker(request: ScanRequest): Promise<StatsView> {
   return new Promise((resolve, reject) => {
     const worker = startWorker(request);
     let settled = false;
-    worker.once('message', (message: { ok: true; result: StatsView } | { ok: false; code: string | null; message: string }) => {
-      settled = true;
-      if (message.ok) resolve(message.result);
-      else reject(new ScanError(message.code ?? 'EIO', message.message));
-    });
+    worker.once(
+      'message',
+      (message: { ok: true; result: StatsView } | { ok: false; code: string | null; message: string }) => {
+        settled = true;
+        if (message.ok) resolve(message.result);
+        else reject(new ScanError(message.code ?? 'EIO', message.message));
+      },
+    );
     worker.once('error', (err) => {
       if (!settled) reject(new ScanError('EWORKER', err.message));
       settled = true;
@@ -70,7 +79,17 @@ export class StatsRunner {
     }
     if (!info.isFile()) throw new ScanError('EISDIR', 'not a regular file');
     const { since, until } = request.window;
-    const key = [info.dev, info.ino, info.size, info.mtimeNs, since, until, request.top, request.maxScanBytes, request.path].join('|');
+    const key = [
+      info.dev,
+      info.ino,
+      info.size,
+      info.mtimeNs,
+      since,
+      until,
+      request.top,
+      request.maxScanBytes,
+      request.path,
+    ].join('|');
     let result = this.results.get(key);
     if (result) {
       // most recently used last

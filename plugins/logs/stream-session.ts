@@ -55,9 +55,14 @@ export class LogStreamSession {
   private lastPong = Date.now();
   private stopped = false;
 
-  constructor(private readonly socket: LogSocket, private readonly options: StreamSessionOptions) {
+  constructor(
+    private readonly socket: LogSocket,
+    private readonly options: StreamSessionOptions,
+  ) {
     socket.on('close', () => this.stop());
-    socket.on('pong', () => { this.lastPong = Date.now(); });
+    socket.on('pong', () => {
+      this.lastPong = Date.now();
+    });
   }
 
   /** Attaches to the container's log and its start/die events. */
@@ -95,11 +100,17 @@ export class LogStreamSession {
   private async attach(from: { tail?: number; since?: string }): Promise<void> {
     const { docker, target, stdout, stderr } = this.options;
     const container = docker.engine.getContainer(target.id);
-    const stream = await docker.call(`logs of ${target.name}`, (abortSignal) => container.logs({
-      follow: true, stdout, stderr, timestamps: true, abortSignal,
-      ...(from.tail === undefined ? {} : { tail: from.tail }),
-      ...(from.since === undefined ? {} : { since: from.since }),
-    })) as Readable;
+    const stream = (await docker.call(`logs of ${target.name}`, (abortSignal) =>
+      container.logs({
+        follow: true,
+        stdout,
+        stderr,
+        timestamps: true,
+        abortSignal,
+        ...(from.tail === undefined ? {} : { tail: from.tail }),
+        ...(from.since === undefined ? {} : { since: from.since }),
+      }),
+    )) as Readable;
     if (this.stopped) {
       stream.destroy();
       return;
@@ -122,9 +133,14 @@ export class LogStreamSession {
   /** Docker `start`/`die` events of the container become status messages; a start re-attaches. */
   private async watchEvents(): Promise<void> {
     const { docker, target } = this.options;
-    const stream = await docker.call('events', (abortSignal) => docker.engine.getEvents({
-      filters: { type: ['container'], container: [target.id], event: ['start', 'die'] }, abortSignal,
-    } as never) as unknown as Promise<Readable>);
+    const stream = await docker.call(
+      'events',
+      (abortSignal) =>
+        docker.engine.getEvents({
+          filters: { type: ['container'], container: [target.id], event: ['start', 'die'] },
+          abortSignal,
+        } as never) as unknown as Promise<Readable>,
+    );
     this.events = stream;
     let rest = '';
     stream.on('data', (chunk: Buffer) => {

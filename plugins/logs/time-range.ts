@@ -21,7 +21,7 @@ export function parseInstant(name: string, value: string, now: Date): number {
 export function parseWindow(query: { since?: string; until?: string }, now: Date): TimeWindow {
   const since = query.since === undefined ? null : parseInstant('since', query.since, now);
   const until = query.until === undefined ? null : parseInstant('until', query.until, now);
-  if (since !== null && until !== null && since > until) throw logErrors.badQuery('since', 'must not be later than until');
+  if (since !== null && until !== null && since > until)
+    throw logErrors.badQuery('since', 'must not be later than until');
   return { since, until };
 }
-

@@ -10,7 +10,17 @@ import type { GroupOptions } from '../../core/types.ts';
 import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag } from '../../model/http.ts';
 import { isTrue } from '../../model/schemas.ts';
 import { middlewareErrors } from './errors.ts';
-import { createSchema, deleteSchema, getSchema, listSchema, MiddlewareCreate, MiddlewareFile, replaceSchema, type MiddlewareData, type MiddlewareView } from './schemas.ts';
+import {
+  createSchema,
+  deleteSchema,
+  getSchema,
+  listSchema,
+  MiddlewareCreate,
+  MiddlewareFile,
+  replaceSchema,
+  type MiddlewareData,
+  type MiddlewareView,
+} from './schemas.ts';
 import { MiddlewareService, type MiddlewareTemplate } from './service.ts';
 import { StaticConfigReader } from '../../model/static-config.ts';
 import { DEFAULT_TEMPLATES_DIR, seedTemplates } from './templates.ts';
@@ -54,12 +64,14 @@ async function middlewares(app: FastifyInstance, options: MiddlewaresOptions): P
     allowUnknown: app.config.validation.allow_unknown_traefik_fields,
     dir: path.join(app.store.dataDir, 'middlewares'),
   });
-  service.attach(await app.store.collection<MiddlewareData>({
-    name: 'middlewares',
-    schema: MiddlewareFile,
-    check: (id, data) => service.checkFile(id, data),
-    normalize: (data) => ({ ...data, description: data.description ?? '' }),
-  }));
+  service.attach(
+    await app.store.collection<MiddlewareData>({
+      name: 'middlewares',
+      schema: MiddlewareFile,
+      check: (id, data) => service.checkFile(id, data),
+      normalize: (data) => ({ ...data, description: data.description ?? '' }),
+    }),
+  );
   app.decorate('middlewares', service);
   app.decorate('middlewaresView', {
     list: () => structuredClone(service.list()),
@@ -83,7 +95,8 @@ async function middlewares(app: FastifyInstance, options: MiddlewaresOptions): P
 async function routes(app: FastifyInstance, { service }: { service: MiddlewareService }): Promise<void> {
   const scope = app.withTypeProvider<TypeBoxTypeProvider>();
   const auth = { auth: 'config' as const };
-  const sendOne = (reply: FastifyReply, view: MiddlewareView, status = 200) => reply.code(status).header('etag', quoteEtag(view.etag)).send(view);
+  const sendOne = (reply: FastifyReply, view: MiddlewareView, status = 200) =>
+    reply.code(status).header('etag', quoteEtag(view.etag)).send(view);
 
   scope.get('/api/middlewares', { config: auth, schema: listSchema }, async (request, reply) => {
     return paginate(request, reply, service.list(request.query), request.query);
@@ -99,7 +112,8 @@ async function routes(app: FastifyInstance, { service }: { service: MiddlewareSe
     const { id } = request.params;
     const view = service.get(id);
     if (!view) throw middlewareErrors.notFound(id);
-    if (ifNoneMatchHits(request.headers['if-none-match'], view.etag)) return reply.header('etag', quoteEtag(view.etag)).code(304).send();
+    if (ifNoneMatchHits(request.headers['if-none-match'], view.etag))
+      return reply.header('etag', quoteEtag(view.etag)).code(304).send();
     return sendOne(reply, view);
   });
 

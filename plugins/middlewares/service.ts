@@ -8,7 +8,13 @@ import type { UpstreamState } from '../../model/upstream-state.ts';
 import { checkName, uniqueSlug } from '../../model/ids.ts';
 import { ReferenceRegistry, type ReferenceSource } from '../../model/references.ts';
 import { middlewareErrors } from './errors.ts';
-import type { MiddlewareCreateBody, MiddlewareData, MiddlewareListFilter, MiddlewareReplaceBody, MiddlewareView } from './schemas.ts';
+import type {
+  MiddlewareCreateBody,
+  MiddlewareData,
+  MiddlewareListFilter,
+  MiddlewareReplaceBody,
+  MiddlewareView,
+} from './schemas.ts';
 import type { StaticConfigReader } from '../../model/static-config.ts';
 import type { TraefikSchema } from '../../model/traefik-schema.ts';
 import { chainMembers, checkMiddlewareConfig, middlewareWarnings, type MiddlewareContext } from './validate.ts';
@@ -59,8 +65,13 @@ export class MiddlewareService {
   list(filter: Pick<MiddlewareListFilter, 'type' | 'q'> = {}): MiddlewareView[] {
     const q = filter.q?.toLowerCase();
     const listers = this.chainIndex();
-    return this.collection.list()
-      .filter((o) => (!filter.type || o.data.type === filter.type) && (!q || o.id.includes(q) || o.data.name.toLowerCase().includes(q)))
+    return this.collection
+      .list()
+      .filter(
+        (o) =>
+          (!filter.type || o.data.type === filter.type) &&
+          (!q || o.id.includes(q) || o.data.name.toLowerCase().includes(q)),
+      )
       .map((o) => this.view(o, listers.get(o.id) ?? []));
   }
 
@@ -77,12 +88,23 @@ export class MiddlewareService {
   async create(body: MiddlewareCreateBody): Promise<MiddlewareView> {
     return this.serial(async () => {
       const name = checkName(body.name);
-      const id = body.id ?? uniqueSlug(name, 'middleware', (c) => this.collection.has(c) || this.options.upstream.hasKey('http.middlewares', c));
+      const id =
+        body.id ??
+        uniqueSlug(
+          name,
+          'middleware',
+          (c) => this.collection.has(c) || this.options.upstream.hasKey('http.middlewares', c),
+        );
       this.assertConfig(id, body.type, body.config);
       if (body.id !== undefined && this.collection.has(id)) throw middlewareErrors.idTaken(id);
       if (this.options.upstream.hasKey('http.middlewares', id)) throw middlewareErrors.upstreamKey(id);
       this.assertNameFree(name, null);
-      const stored = await this.collection.create(id, { name, type: body.type, config: body.config, description: body.description ?? '' });
+      const stored = await this.collection.create(id, {
+        name,
+        type: body.type,
+        config: body.config,
+        description: body.description ?? '',
+      });
       return this.view(stored, this.chainsListing(id));
     });
   }
@@ -95,10 +117,14 @@ export class MiddlewareService {
       this.assertConfig(id, body.type, body.config);
       this.assertNameFree(name, id);
       const data: MiddlewareData = { name, type: body.type, config: body.config, description: body.description ?? '' };
-      const stored = await this.collection.update(id, (fresh) => {
-        if (!fresh) throw middlewareErrors.notFound(id);
-        return data;
-      }, { expect: matchingVersion(ifMatch) });
+      const stored = await this.collection.update(
+        id,
+        (fresh) => {
+          if (!fresh) throw middlewareErrors.notFound(id);
+          return data;
+        },
+        { expect: matchingVersion(ifMatch) },
+      );
       return this.view(stored!, this.chainsListing(id));
     });
   }
@@ -111,7 +137,8 @@ export class MiddlewareService {
       if (!ifMatchAccepts(options.ifMatch, current.etag)) throw errors.preconditionFailed();
       const chains = this.chainsListing(id);
       const others = this.references.referrers(id);
-      if (others.length > 0 && !options.force) throw middlewareErrors.usedByResources(id, [...new Set([...chains, ...others])].sort());
+      if (others.length > 0 && !options.force)
+        throw middlewareErrors.usedByResources(id, [...new Set([...chains, ...others])].sort());
       if (chains.length > 0) throw middlewareErrors.usedByChains(id, chains);
       if (others.length > 0) {
         await this.references.removeAll(id);
@@ -142,13 +169,19 @@ export class MiddlewareService {
     } catch (err) {
       problems.push(...((err as AppError).details ?? []));
     }
-    const onDisk = (member: string) => SLUG.test(member) && ['yaml', 'yml'].some((ext) => existsSync(path.join(this.options.dir, `${member}.${ext}`)));
+    const onDisk = (member: string) =>
+      SLUG.test(member) && ['yaml', 'yml'].some((ext) => existsSync(path.join(this.options.dir, `${member}.${ext}`)));
     const ctx = this.context((member) => (this.collection?.has(member) ?? false) || onDisk(member));
     return [...problems, ...checkMiddlewareConfig(id, data.type, data.config, ctx).errors];
   }
 
   private assertConfig(id: string, type: string, config: Record<string, unknown>): void {
-    const outcome = checkMiddlewareConfig(id, type, config, this.context((member) => this.collection.has(member)));
+    const outcome = checkMiddlewareConfig(
+      id,
+      type,
+      config,
+      this.context((member) => this.collection.has(member)),
+    );
     if (outcome.errors.length > 0) throw validationError(outcome.errors);
   }
 
@@ -186,12 +219,18 @@ export class MiddlewareService {
   }
 
   private chainsListing(id: string): string[] {
-    return this.collection.list().filter((o) => chainMembers(o.data.type, o.data.config).includes(id)).map((o) => `/api/middlewares/${o.id}`);
+    return this.collection
+      .list()
+      .filter((o) => chainMembers(o.data.type, o.data.config).includes(id))
+      .map((o) => `/api/middlewares/${o.id}`);
   }
 
   private view(stored: StoredObject<MiddlewareData>, chains: string[]): MiddlewareView {
     const { data } = stored;
-    const tolerated = this.options.allowUnknown ? this.options.schema.check(`${data.type}Middleware`, data.config, '/config', `the ${data.type} middleware`).unknown : [];
+    const tolerated = this.options.allowUnknown
+      ? this.options.schema.check(`${data.type}Middleware`, data.config, '/config', `the ${data.type} middleware`)
+          .unknown
+      : [];
     return {
       id: stored.id,
       name: data.name,
@@ -199,7 +238,9 @@ export class MiddlewareService {
       config: data.config,
       description: data.description ?? '',
       used_by: [...new Set([...chains, ...this.references.referrers(stored.id)])].sort(),
-      warnings: middlewareWarnings(data.type, data.config, tolerated, () => this.options.staticConfig.declaredPlugins()),
+      warnings: middlewareWarnings(data.type, data.config, tolerated, () =>
+        this.options.staticConfig.declaredPlugins(),
+      ),
       created_at: stored.created_at,
       updated_at: stored.updated_at,
       etag: stored.etag,

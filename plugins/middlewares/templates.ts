@@ -41,7 +41,9 @@ export interface SeedOptions<T extends { id: string }> {
 }
 
 /** Seeds the templates not yet recorded; an invalid template is logged and retried at the next start. */
-export async function seedTemplates<T extends { id: string }>(options: SeedOptions<T>): Promise<{ created: string[]; skipped: string[] }> {
+export async function seedTemplates<T extends { id: string }>(
+  options: SeedOptions<T>,
+): Promise<{ created: string[]; skipped: string[] }> {
   const outcome = { created: [] as string[], skipped: [] as string[] };
   let templates: T[];
   try {
@@ -56,13 +58,22 @@ export async function seedTemplates<T extends { id: string }>(options: SeedOptio
     try {
       outcome[(await options.seed(template)) === 'created' ? 'created' : 'skipped'].push(template.id);
     } catch (err) {
-      const reason = err instanceof AppError ? `${err.message}${err.details ? ` ${JSON.stringify(err.details)}` : ''}` : (err as Error).message;
-      options.log.error({ template: template.id }, `${options.key} template ${template.id} is invalid and was not seeded: ${reason}`);
+      const reason =
+        err instanceof AppError
+          ? `${err.message}${err.details ? ` ${JSON.stringify(err.details)}` : ''}`
+          : (err as Error).message;
+      options.log.error(
+        { template: template.id },
+        `${options.key} template ${template.id} is invalid and was not seeded: ${reason}`,
+      );
     }
   }
   const recorded = [...outcome.created, ...outcome.skipped];
   if (recorded.length > 0) {
-    await options.settings.update((current) => ({ ...current, seeded_templates: [...new Set([...(current.seeded_templates ?? []), ...recorded])] }));
+    await options.settings.update((current) => ({
+      ...current,
+      seeded_templates: [...new Set([...(current.seeded_templates ?? []), ...recorded])],
+    }));
     options.log.info({ created: outcome.created, skipped: outcome.skipped }, `${options.key} templates seeded`);
   }
   return outcome;

@@ -32,12 +32,22 @@ export function chainMembers(type: string, config: Record<string, unknown>): str
 }
 
 /** Validates `config` for `type` as the middleware `id` would hold it. */
-export function checkMiddlewareConfig(id: string, type: string, config: Record<string, unknown>, ctx: MiddlewareContext): ConfigOutcome {
+export function checkMiddlewareConfig(
+  id: string,
+  type: string,
+  config: Record<string, unknown>,
+  ctx: MiddlewareContext,
+): ConfigOutcome {
   const errors: ErrorDetail[] = [];
   if (type === 'plugin') {
     const keys = Object.keys(config);
-    if (keys.length !== 1) errors.push({ path: '/config', message: `must have exactly one key, the plugin key (has ${keys.length})` });
-    else if (!PLUGIN_KEY.test(keys[0])) errors.push({ path: `/config/${keys[0].replaceAll('~', '~0').replaceAll('/', '~1')}`, message: `plugin key must match ${PLUGIN_KEY.source}` });
+    if (keys.length !== 1)
+      errors.push({ path: '/config', message: `must have exactly one key, the plugin key (has ${keys.length})` });
+    else if (!PLUGIN_KEY.test(keys[0]))
+      errors.push({
+        path: `/config/${keys[0].replaceAll('~', '~0').replaceAll('/', '~1')}`,
+        message: `plugin key must match ${PLUGIN_KEY.source}`,
+      });
   }
   const traefik = ctx.schema.check(`${type}Middleware`, config, '/config', `the ${type} middleware`);
   errors.push(...traefik.errors);
@@ -49,7 +59,8 @@ export function checkMiddlewareConfig(id: string, type: string, config: Record<s
 function checkChain(id: string, config: Record<string, unknown>, ctx: MiddlewareContext): ErrorDetail[] {
   if (!Array.isArray(config.middlewares)) return [];
   const errors: ErrorDetail[] = [];
-  if (config.middlewares.length > MAX_CHAIN_MEMBERS) errors.push({ path: '/config/middlewares', message: `must have at most ${MAX_CHAIN_MEMBERS} entries` });
+  if (config.middlewares.length > MAX_CHAIN_MEMBERS)
+    errors.push({ path: '/config/middlewares', message: `must have at most ${MAX_CHAIN_MEMBERS} entries` });
   config.middlewares.forEach((member, i) => {
     if (typeof member !== 'string' || member.includes('@')) return; // name@provider: another provider's object, not ours to check
     const at = `/config/middlewares/${i}`;
@@ -81,15 +92,27 @@ function cycleThrough(id: string, start: string, ctx: MiddlewareContext): string
 }
 
 /** Non-blocking findings of a stored middleware (API.md §4.2 `warnings`). */
-export function middlewareWarnings(type: string, config: Record<string, unknown>, tolerated: ErrorDetail[], plugins: () => DeclaredPlugins): string[] {
+export function middlewareWarnings(
+  type: string,
+  config: Record<string, unknown>,
+  tolerated: ErrorDetail[],
+  plugins: () => DeclaredPlugins,
+): string[] {
   const warnings: string[] = [];
-  if (type === 'ipWhiteList') warnings.push('ipWhiteList is deprecated: Traefik still reads it, but use ipAllowList (same fields)');
+  if (type === 'ipWhiteList')
+    warnings.push('ipWhiteList is deprecated: Traefik still reads it, but use ipAllowList (same fields)');
   if (type === 'plugin') {
     const key = Object.keys(config)[0];
     const declared = plugins();
     if (!declared.keys) warnings.push(`plugin "${key}" cannot be checked: ${declared.problem}`);
-    else if (!declared.keys.has(key)) warnings.push(`plugin "${key}" is not declared under experimental.plugins or experimental.localPlugins of the Traefik static config ${declared.path}; Traefik will not load this middleware`);
+    else if (!declared.keys.has(key))
+      warnings.push(
+        `plugin "${key}" is not declared under experimental.plugins or experimental.localPlugins of the Traefik static config ${declared.path}; Traefik will not load this middleware`,
+      );
   }
-  for (const unknown of tolerated) warnings.push(`${unknown.path.replace(/^\//, '')} ${unknown.message}; accepted because validation.allow_unknown_traefik_fields is on`);
+  for (const unknown of tolerated)
+    warnings.push(
+      `${unknown.path.replace(/^\//, '')} ${unknown.message}; accepted because validation.allow_unknown_traefik_fields is on`,
+    );
   return warnings;
 }

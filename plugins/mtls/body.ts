@@ -9,5 +9,6 @@ import { normalizeAliases } from '../../model/aliases.ts';
 /** preValidation of PUT /api/mtls/middleware/config: aliases and JSON text → canonical fields. */
 export async function normalizeMiddlewareBody(request: FastifyRequest): Promise<void> {
   const body = request.body;
-  if (typeof body === 'object' && body !== null && !Array.isArray(body)) request.body = normalizeAliases('mtlswhitelist', body as Record<string, unknown>);
+  if (typeof body === 'object' && body !== null && !Array.isArray(body))
+    request.body = normalizeAliases('mtlswhitelist', body as Record<string, unknown>);
 }

@@ -5,10 +5,18 @@
 import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
 import forge from 'node-forge';
 import {
-  DAY_MS, fingerprintSha256, formatName, generateRsaKeyPair, nameAttributes, pemToDer, randomSerial, signCertificate, wholeSeconds,
-  type KeySize, type NameFields,
+  DAY_MS,
+  fingerprintSha256,
+  formatName,
+  generateRsaKeyPair,
+  nameAttributes,
+  pemToDer,
+  randomSerial,
+  signCertificate,
+  wholeSeconds,
+  type KeySize,
+  type NameFields,
 } from './x509.ts';
-
 
 /** What POST /api/mtls/ca asks for, defaults applied. */
 export interface CaRequest {
@@ -42,20 +50,27 @@ export interface LoadedCa {
 /** Creates a self-signed CA: CA:true pathlen 0, keyCertSign + cRLSign, SHA-256. */
 export async function createCa(request: CaRequest, now: Date): Promise<LoadedCa> {
   const keys = await generateRsaKeyPair(request.key_size);
-  const name: NameFields = { commonName: request.common_name, organization: request.organization, country: request.country };
+  const name: NameFields = {
+    commonName: request.common_name,
+    organization: request.organization,
+    country: request.country,
+  };
   const notBefore = wholeSeconds(now);
-  const certPem = signCertificate({
-    subject: nameAttributes(name),
-    publicKeyPem: keys.publicKey,
-    serial: randomSerial(),
-    notBefore,
-    notAfter: new Date(notBefore.getTime() + request.validity_days * DAY_MS),
-    extensions: [
-      { name: 'basicConstraints', cA: true, pathLenConstraint: 0, critical: true },
-      { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
-      { name: 'subjectKeyIdentifier' },
-    ],
-  }, { certificate: null, privateKeyPem: keys.privateKey });
+  const certPem = signCertificate(
+    {
+      subject: nameAttributes(name),
+      publicKeyPem: keys.publicKey,
+      serial: randomSerial(),
+      notBefore,
+      notAfter: new Date(notBefore.getTime() + request.validity_days * DAY_MS),
+      extensions: [
+        { name: 'basicConstraints', cA: true, pathLenConstraint: 0, critical: true },
+        { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
+        { name: 'subjectKeyIdentifier' },
+      ],
+    },
+    { certificate: null, privateKeyPem: keys.privateKey },
+  );
   return loadCa(certPem, keys.privateKey);
 }
 
@@ -64,7 +79,8 @@ export function loadCa(certPem: string, keyPem: string): LoadedCa {
   const x509 = new X509Certificate(certPem);
   if (!x509.ca) throw new Error('ca.crt is not a CA certificate');
   const publicFromKey = createPublicKey(createPrivateKey(keyPem)).export({ type: 'spki', format: 'der' });
-  if (!publicFromKey.equals(x509.publicKey.export({ type: 'spki', format: 'der' }))) throw new Error('ca.key does not belong to ca.crt');
+  if (!publicFromKey.equals(x509.publicKey.export({ type: 'spki', format: 'der' })))
+    throw new Error('ca.key does not belong to ca.crt');
   const forgeCert = forge.pki.certificateFromPem(certPem);
   decodeUtf8Values(forgeCert.subject.attributes);
   const name = nameOf(forgeCert);
@@ -98,6 +114,7 @@ function decodeUtf8Values(attributes: forge.pki.CertificateField[]): void {
 
 /** CN, O and C of a certificate's subject. */
 function nameOf(cert: forge.pki.Certificate): NameFields {
-  const field = (shortName: string): string | null => (cert.subject.getField(shortName) as { value: string } | null)?.value ?? null;
+  const field = (shortName: string): string | null =>
+    (cert.subject.getField(shortName) as { value: string } | null)?.value ?? null;
   return { commonName: field('CN') ?? '', organization: field('O') ?? '', country: field('C') };
 }

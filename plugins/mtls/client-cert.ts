@@ -4,10 +4,18 @@
  */
 import type { LoadedCa } from './ca.ts';
 import {
-  DAY_MS, fingerprintSha256, formatName, generateRsaKeyPair, nameAttributes, pemToDer, randomSerial, signCertificate, wholeSeconds,
-  type KeySize, type NameFields,
+  DAY_MS,
+  fingerprintSha256,
+  formatName,
+  generateRsaKeyPair,
+  nameAttributes,
+  pemToDer,
+  randomSerial,
+  signCertificate,
+  wholeSeconds,
+  type KeySize,
+  type NameFields,
 } from './x509.ts';
-
 
 export interface IssuedClient {
   certPem: string;
@@ -22,7 +30,13 @@ export interface IssuedClient {
 }
 
 /** Generates a key pair and signs a client certificate for `name`. */
-export async function issueClientCertificate(ca: LoadedCa, name: string, validityDays: number, keySize: KeySize, now: Date): Promise<IssuedClient> {
+export async function issueClientCertificate(
+  ca: LoadedCa,
+  name: string,
+  validityDays: number,
+  keySize: KeySize,
+  now: Date,
+): Promise<IssuedClient> {
   const keys = await generateRsaKeyPair(keySize);
   const fields: NameFields = { commonName: name, organization: ca.name.organization, country: ca.name.country };
   const notBefore = wholeSeconds(now);
@@ -31,20 +45,23 @@ export async function issueClientCertificate(ca: LoadedCa, name: string, validit
   const capped = wanted.getTime() > caExpiry.getTime();
   const notAfter = capped ? caExpiry : wanted;
   const serial = randomSerial();
-  const certPem = signCertificate({
-    subject: nameAttributes(fields),
-    publicKeyPem: keys.publicKey,
-    serial,
-    notBefore,
-    notAfter,
-    extensions: [
-      { name: 'basicConstraints', cA: false, critical: true },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-      { name: 'extKeyUsage', clientAuth: true },
-      { name: 'subjectKeyIdentifier' },
-      { name: 'authorityKeyIdentifier', keyIdentifier: ca.forgeCert.generateSubjectKeyIdentifier().getBytes() },
-    ],
-  }, { certificate: ca.forgeCert, privateKeyPem: ca.keyPem });
+  const certPem = signCertificate(
+    {
+      subject: nameAttributes(fields),
+      publicKeyPem: keys.publicKey,
+      serial,
+      notBefore,
+      notAfter,
+      extensions: [
+        { name: 'basicConstraints', cA: false, critical: true },
+        { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+        { name: 'extKeyUsage', clientAuth: true },
+        { name: 'subjectKeyIdentifier' },
+        { name: 'authorityKeyIdentifier', keyIdentifier: ca.forgeCert.generateSubjectKeyIdentifier().getBytes() },
+      ],
+    },
+    { certificate: ca.forgeCert, privateKeyPem: ca.keyPem },
+  );
   return {
     certPem,
     keyPem: keys.privateKey,
@@ -58,4 +75,5 @@ export async function issueClientCertificate(ca: LoadedCa, name: string, validit
 }
 
 /** Whether a stored certificate's expiry equals the CA's (its validity was capped, or ends with the CA). */
-export const endsWithCa = (expiry: string, ca: LoadedCa | null): boolean => ca !== null && Date.parse(expiry) === ca.forgeCert.validity.notAfter.getTime();
+export const endsWithCa = (expiry: string, ca: LoadedCa | null): boolean =>
+  ca !== null && Date.parse(expiry) === ca.forgeCert.validity.notAfter.getTime();

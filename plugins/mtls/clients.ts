@@ -51,12 +51,27 @@ export class ClientService {
       const keySize = body.key_size ?? 4096;
       const legacy = body.legacy_p12 ?? false;
       const issued = await issueClientCertificate(ca, name, body.validity_days ?? 730, keySize, this.now());
-      const p12 = buildP12({ keyPem: issued.keyPem, certPem: issued.certPem, caPem: ca.certPem, password: body.p12_password, legacy, friendlyName: name });
+      const p12 = buildP12({
+        keyPem: issued.keyPem,
+        certPem: issued.certPem,
+        caPem: ca.certPem,
+        password: body.p12_password,
+        legacy,
+        friendlyName: name,
+      });
       await this.files.writeClient(id, { crt: issued.certPem, key: issued.keyPem, p12 });
       try {
         const stored = await this.clients.create(id, {
-          name, subject: issued.subject, serial: issued.serial, fingerprint_sha256: issued.fingerprint_sha256,
-          not_before: issued.not_before, expiry: issued.expiry, revoked: false, revoked_at: null, legacy_p12: legacy, key_size: keySize,
+          name,
+          subject: issued.subject,
+          serial: issued.serial,
+          fingerprint_sha256: issued.fingerprint_sha256,
+          not_before: issued.not_before,
+          expiry: issued.expiry,
+          revoked: false,
+          revoked_at: null,
+          legacy_p12: legacy,
+          key_size: keySize,
         });
         return this.view(stored);
       } catch (err) {
@@ -81,10 +96,14 @@ export class ClientService {
     return this.mtls.queue.run(async () => {
       const current = this.existing(id, ifMatch);
       if (current.data.revoked) return this.view(current);
-      const updated = await this.clients.update(id, (fresh) => {
-        if (!fresh) throw mtlsErrors.clientNotFound(id);
-        return { ...fresh.data, revoked: true, revoked_at: this.now().toISOString() };
-      }, { expect: matchingVersion(ifMatch) });
+      const updated = await this.clients.update(
+        id,
+        (fresh) => {
+          if (!fresh) throw mtlsErrors.clientNotFound(id);
+          return { ...fresh.data, revoked: true, revoked_at: this.now().toISOString() };
+        },
+        { expect: matchingVersion(ifMatch) },
+      );
       await this.mtls.revocation.sign();
       return this.view(updated!);
     });
@@ -105,7 +124,10 @@ export class ClientService {
    * into the CRL and its certificate, key and bundle are removed. A revocation edited by hand
    * re-signs the CRL.
    */
-  async handEdited(previous: StoredObject<ClientData> | undefined, current: StoredObject<ClientData> | undefined): Promise<void> {
+  async handEdited(
+    previous: StoredObject<ClientData> | undefined,
+    current: StoredObject<ClientData> | undefined,
+  ): Promise<void> {
     await this.mtls.queue.run(async () => {
       // a restore reports client files before config.yaml: sign with the CA files on disk now
       this.mtls.reloadCa();
@@ -138,7 +160,8 @@ export class ClientService {
   private view(stored: StoredObject<ClientData>): ClientView {
     const { data } = stored;
     const warnings: string[] = [];
-    if (endsWithCa(data.expiry, this.mtls.currentCa())) warnings.push(`validity ends with the CA's expiry (${data.expiry})`);
+    if (endsWithCa(data.expiry, this.mtls.currentCa()))
+      warnings.push(`validity ends with the CA's expiry (${data.expiry})`);
     if (Date.parse(data.expiry) <= this.now().getTime()) warnings.push(`certificate expired at ${data.expiry}`);
     return {
       id: stored.id,

@@ -31,7 +31,11 @@ export function buildCrl(ca: LoadedCa, request: CrlRequest): string {
   const tbs = tbsCertList(ca, request);
   const tbsDer = Buffer.from(asn1.toDer(tbs).getBytes(), 'binary');
   const signature = sign('sha256', tbsDer, ca.keyPem);
-  const crl = sequence([tbs, signatureAlgorithm(), asn1.create(asn1.Class.UNIVERSAL, asn1.Type.BITSTRING, false, `\u0000${signature.toString('binary')}`)]);
+  const crl = sequence([
+    tbs,
+    signatureAlgorithm(),
+    asn1.create(asn1.Class.UNIVERSAL, asn1.Type.BITSTRING, false, `\u0000${signature.toString('binary')}`),
+  ]);
   const der = asn1.toDer(crl).getBytes();
   return forge.pem.encode({ type: 'X509 CRL', body: der }).replace(/\r\n/g, '\n');
 }
@@ -52,7 +56,9 @@ function tbsCertList(ca: LoadedCa, request: CrlRequest): forge.asn1.Asn1 {
   ];
   // an empty revokedCertificates must be omitted, not written as an empty SEQUENCE
   if (request.entries.length > 0) {
-    fields.push(sequence(request.entries.map((entry) => sequence([integer(entry.serial), time(new Date(entry.revoked_at))]))));
+    fields.push(
+      sequence(request.entries.map((entry) => sequence([integer(entry.serial), time(new Date(entry.revoked_at))]))),
+    );
   }
   const keyId = ca.forgeCert.generateSubjectKeyIdentifier().getBytes();
   const extensions = sequence([
@@ -102,17 +108,24 @@ export class CrlSchedule {
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
 
-  constructor(private readonly resign: () => Promise<void>, private readonly intervalMs: number, private readonly onError: (err: unknown) => void) {}
+  constructor(
+    private readonly resign: () => Promise<void>,
+    private readonly intervalMs: number,
+    private readonly onError: (err: unknown) => void,
+  ) {}
 
   /** (Re)arms the timer: due `intervalMs` after `signedAt`, at once when that has passed; null disarms it. */
   arm(signedAt: Date | null, now: Date): void {
     this.disarm();
     if (this.closed || signedAt === null) return;
     const delay = Math.max(0, signedAt.getTime() + this.intervalMs - now.getTime());
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.resign().catch(this.onError);
-    }, Math.min(delay, 2 ** 31 - 1));
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        this.resign().catch(this.onError);
+      },
+      Math.min(delay, 2 ** 31 - 1),
+    );
     this.timer.unref();
   }
 

@@ -37,7 +37,12 @@ declare module 'fastify' {
 
 async function mtls(app: FastifyInstance, _options: GroupOptions): Promise<void> {
   const log = app.log.child({ component: 'mtls' });
-  const config = await app.store.document<ConfigFileData>({ path: 'mtls/config.yaml', schema: ConfigFile, initial: () => ({}), dirMode: 0o700 });
+  const config = await app.store.document<ConfigFileData>({
+    path: 'mtls/config.yaml',
+    schema: ConfigFile,
+    initial: () => ({}),
+    dirMode: 0o700,
+  });
   const files = new MtlsFiles(app.store);
   // assigned once the collection exists; the collection's check callback needs it (and runs only after)
   // eslint-disable-next-line prefer-const
@@ -49,7 +54,10 @@ async function mtls(app: FastifyInstance, _options: GroupOptions): Promise<void>
   });
   await files.secureDirs();
   const service = new MtlsService({
-    config, clients, files, log,
+    config,
+    clients,
+    files,
+    log,
     staticConfig: new StaticConfigReader(() => staticConfigPath(app)),
     now: () => app.now(),
     settings: app.config.mtls,
@@ -61,7 +69,8 @@ async function mtls(app: FastifyInstance, _options: GroupOptions): Promise<void>
   const unsubscribe = [
     clients.onChange((event) => {
       service.revocation.invalidate();
-      if (event.source === 'file' || event.source === 'restore') clientService!.handEdited(event.previous, event.object).catch(fail('applying a hand-edited client file'));
+      if (event.source === 'file' || event.source === 'restore')
+        clientService!.handEdited(event.previous, event.object).catch(fail('applying a hand-edited client file'));
     }),
     config.onChange((_value, source) => {
       service.revocation.invalidate();
@@ -75,7 +84,9 @@ async function mtls(app: FastifyInstance, _options: GroupOptions): Promise<void>
     }),
   ];
   // a running CA, client or CRL write finishes before the store closes
-  app.addHook('preClose', async () => { await service.queue.run(async () => undefined); });
+  app.addHook('preClose', async () => {
+    await service.queue.run(async () => undefined);
+  });
   app.addHook('onClose', async () => {
     for (const off of unsubscribe) off();
     service.revocation.close();
@@ -92,7 +103,10 @@ async function mtls(app: FastifyInstance, _options: GroupOptions): Promise<void>
 }
 
 /** The HTTP routes (class C), encapsulated so their hooks never leak. */
-async function routes(parent: FastifyInstance, { service, clients }: { service: MtlsService; clients: ClientService }): Promise<void> {
+async function routes(
+  parent: FastifyInstance,
+  { service, clients }: { service: MtlsService; clients: ClientService },
+): Promise<void> {
   const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
   const auth = { auth: 'config' as const };
   const sendConfig = (reply: FastifyReply, status = 200) => {
@@ -101,7 +115,8 @@ async function routes(parent: FastifyInstance, { service, clients }: { service: 
   };
 
   scope.get('/api/mtls/config', { config: auth, schema: schemas.getConfig }, async (request, reply) => {
-    if (ifNoneMatchHits(request.headers['if-none-match'], service.etag())) return reply.header('etag', quoteEtag(service.etag())).code(304).send();
+    if (ifNoneMatchHits(request.headers['if-none-match'], service.etag()))
+      return reply.header('etag', quoteEtag(service.etag())).code(304).send();
     return sendConfig(reply);
   });
   scope.put('/api/mtls/enable', { config: auth, schema: schemas.enable }, async (request, reply) => {
@@ -124,10 +139,15 @@ async function routes(parent: FastifyInstance, { service, clients }: { service: 
   });
 
   scope.get('/api/mtls/clients', { config: auth, schema: schemas.listClients }, async (request, reply) =>
-    paginate(request, reply, clients.list(), request.query));
+    paginate(request, reply, clients.list(), request.query),
+  );
   scope.post('/api/mtls/clients', { config: auth, schema: schemas.createClient }, async (request, reply) => {
     const view = await clients.create(request.body);
-    return reply.code(201).header('location', `/api/mtls/clients/${view.id}`).header('etag', quoteEtag(view.etag)).send(view);
+    return reply
+      .code(201)
+      .header('location', `/api/mtls/clients/${view.id}`)
+      .header('etag', quoteEtag(view.etag))
+      .send(view);
   });
   scope.get('/api/mtls/clients/:id', { config: auth, schema: schemas.getClient }, async (request, reply) => {
     const id = request.params.id;
@@ -140,8 +160,11 @@ async function routes(parent: FastifyInstance, { service, clients }: { service: 
   scope.get('/api/mtls/clients/:id/download', { config: auth, schema: schemas.download }, async (request, reply) => {
     const id = request.params.id;
     const bundle = await clients.download(id);
-    return reply.type('application/x-pkcs12').header('content-disposition', `attachment; filename="${id}.p12"`)
-      .header('cache-control', 'no-store').send(bundle);
+    return reply
+      .type('application/x-pkcs12')
+      .header('content-disposition', `attachment; filename="${id}.p12"`)
+      .header('cache-control', 'no-store')
+      .send(bundle);
   });
   scope.put('/api/mtls/clients/:id/revoke', { config: auth, schema: schemas.revoke }, async (request, reply) => {
     const view = await clients.revoke(request.params.id, ifMatchOf(request));
@@ -154,11 +177,16 @@ async function routes(parent: FastifyInstance, { service, clients }: { service: 
 
   scope.get('/api/mtls/plugin/check', { config: auth, schema: schemas.pluginCheck }, async () => service.pluginCheck());
   scope.get('/api/mtls/middleware/config', { config: auth, schema: schemas.getMiddleware }, async (_request, reply) =>
-    reply.header('etag', quoteEtag(service.etag())).send(service.middlewareConfig()));
-  scope.put('/api/mtls/middleware/config', { config: auth, schema: schemas.putMiddleware, preValidation: normalizeMiddlewareBody }, async (request, reply) => {
-    const middleware = await service.replaceMiddlewareConfig(request.body, ifMatchOf(request));
-    return reply.header('etag', quoteEtag(service.etag())).send(middleware);
-  });
+    reply.header('etag', quoteEtag(service.etag())).send(service.middlewareConfig()),
+  );
+  scope.put(
+    '/api/mtls/middleware/config',
+    { config: auth, schema: schemas.putMiddleware, preValidation: normalizeMiddlewareBody },
+    async (request, reply) => {
+      const middleware = await service.replaceMiddlewareConfig(request.body, ifMatchOf(request));
+      return reply.header('etag', quoteEtag(service.etag())).send(middleware);
+    },
+  );
   scope.get('/api/mtls/crl', { config: auth, schema: schemas.crl }, async (request, reply) => {
     const { format = 'pem' } = request.query;
     const crl = await service.crl(format);
@@ -193,4 +221,8 @@ async function verifyRoute(parent: FastifyInstance, { service }: { service: Mtls
   });
 }
 
-export default fp(mtls, { name: 'mtls', dependencies: ['middlewares'], decorators: { fastify: ['store', 'settings', 'config', 'now'] } });
+export default fp(mtls, {
+  name: 'mtls',
+  dependencies: ['middlewares'],
+  decorators: { fastify: ['store', 'settings', 'config', 'now'] },
+});

@@ -28,10 +28,12 @@ export function middlewareConfigOf(stored: ConfigFileData['middleware']): Middle
 export function middlewareConfigFromBody(body: MiddlewareConfigInput): MiddlewareConfig {
   const bad = Object.keys(body.request_headers ?? {}).filter((name) => !HEADER_NAME.test(name));
   if (bad.length > 0) {
-    throw validationError(bad.map((name) => ({
-      path: `/request_headers/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`,
-      message: 'is not a valid header name (RFC 9110 token)',
-    })));
+    throw validationError(
+      bad.map((name) => ({
+        path: `/request_headers/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`,
+        message: 'is not a valid header name (RFC 9110 token)',
+      })),
+    );
   }
   return middlewareConfigOf({
     rules: body.rules ?? undefined,

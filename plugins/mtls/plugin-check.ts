@@ -21,8 +21,9 @@ export interface PluginCheck {
 export function checkPlugin(declared: DeclaredPlugins): PluginCheck {
   const entries = (declared.entries ?? []).filter((e) => !e.local);
   // a module match wins over a key match: the key may name some other module
-  const found = entries.find((e) => e.module_name?.toLowerCase() === PLUGIN_MODULE)
-    ?? entries.find((e) => e.key.toLowerCase() === PLUGIN_NAME);
+  const found =
+    entries.find((e) => e.module_name?.toLowerCase() === PLUGIN_MODULE) ??
+    entries.find((e) => e.key.toLowerCase() === PLUGIN_NAME);
   return {
     installed: found !== undefined,
     plugin_name: PLUGIN_NAME,

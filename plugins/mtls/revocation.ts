@@ -11,7 +11,6 @@ import type { MtlsFiles } from './files.ts';
 import type { ClientData, ConfigFileData } from './schemas.ts';
 import { DAY_MS, normalizeSerial } from './x509.ts';
 
-
 export type RetiredSerial = NonNullable<ConfigFileData['crl']>['retired'][number];
 
 export interface RevocationOptions {
@@ -37,7 +36,10 @@ export class Revocation {
   /** Normalised serials that /api/mtls/verify refuses (expired ones included: harmless). */
   serials(): ReadonlySet<string> {
     this.cache ??= new Set([
-      ...this.options.clients.list().filter((c) => c.data.revoked).map((c) => normalizeSerial(c.data.serial)),
+      ...this.options.clients
+        .list()
+        .filter((c) => c.data.revoked)
+        .map((c) => normalizeSerial(c.data.serial)),
       ...this.retired().map((r) => normalizeSerial(r.serial)),
     ]);
     return this.cache;
@@ -71,12 +73,16 @@ export class Revocation {
     let pem = '';
     await this.options.config.update((current) => {
       const retiring = new Set(retire.map((r) => r.serial));
-      const retired = [...(current.crl?.retired ?? []).filter((r) => !retiring.has(r.serial)), ...retire].filter((r) => alive(r.expiry));
+      const retired = [...(current.crl?.retired ?? []).filter((r) => !retiring.has(r.serial)), ...retire].filter((r) =>
+        alive(r.expiry),
+      );
       const entries = new Map<string, CrlEntry>();
       for (const c of this.options.clients.list()) {
-        if (c.data.revoked && alive(c.data.expiry)) entries.set(c.data.serial, { serial: c.data.serial, revoked_at: c.data.revoked_at ?? c.updated_at });
+        if (c.data.revoked && alive(c.data.expiry))
+          entries.set(c.data.serial, { serial: c.data.serial, revoked_at: c.data.revoked_at ?? c.updated_at });
       }
-      for (const r of retired) if (!entries.has(r.serial)) entries.set(r.serial, { serial: r.serial, revoked_at: r.revoked_at });
+      for (const r of retired)
+        if (!entries.has(r.serial)) entries.set(r.serial, { serial: r.serial, revoked_at: r.revoked_at });
       const number = (current.crl?.number ?? 0) + 1;
       const nextUpdate = new Date(now.getTime() + this.options.validityDays * DAY_MS);
       const sorted = [...entries.values()].sort((a, b) => (a.serial < b.serial ? -1 : a.serial > b.serial ? 1 : 0));

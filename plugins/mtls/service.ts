@@ -40,8 +40,13 @@ export class MtlsService {
   constructor(private readonly options: MtlsServiceOptions) {
     this.loadedAt = options.now().toISOString();
     this.revocation = new Revocation({
-      config: options.config, clients: options.clients, files: options.files, ca: () => this.ca, now: options.now,
-      validityDays: options.settings.crl_validity_days, serial: (work) => this.queue.run(work),
+      config: options.config,
+      clients: options.clients,
+      files: options.files,
+      ca: () => this.ca,
+      now: options.now,
+      validityDays: options.settings.crl_validity_days,
+      serial: (work) => this.queue.run(work),
       onError: (err) => options.log.error({ err }, 'mTLS: re-signing the CRL failed'),
     });
   }
@@ -54,7 +59,8 @@ export class MtlsService {
       await this.options.config.update((current) => ({ enabled: false, ...current, created_at: now, updated_at: now }));
     }
     const crlMissing = this.ca !== null && (await this.options.files.read(this.options.files.crl)) === undefined;
-    if (crlMissing || (this.ca && !this.options.config.get().crl?.next_update)) await this.queue.run(() => this.revocation.sign());
+    if (crlMissing || (this.ca && !this.options.config.get().crl?.next_update))
+      await this.queue.run(() => this.revocation.sign());
     else this.revocation.arm();
   }
 
@@ -71,7 +77,10 @@ export class MtlsService {
       try {
         this.ca = loadCa(cert, key);
       } catch (err) {
-        this.options.log.error({ err: { message: (err as Error).message } }, 'mTLS: the stored CA cannot be used; mTLS stays off until a CA is created');
+        this.options.log.error(
+          { err: { message: (err as Error).message } },
+          'mTLS: the stored CA cannot be used; mTLS stays off until a CA is created',
+        );
       }
     } else if (cert !== undefined || key !== undefined) {
       this.options.log.error({}, 'mTLS: ca.crt and ca.key must both exist; mTLS stays off until a CA is created');
@@ -119,7 +128,7 @@ export class MtlsService {
       ca_fingerprint_sha256: ca?.fingerprint_sha256 ?? null,
       client_count: clients.length,
       revoked_count: clients.filter((c) => c.data.revoked).length,
-      crl_next_update: ca ? stored.crl?.next_update ?? null : null,
+      crl_next_update: ca ? (stored.crl?.next_update ?? null) : null,
       created_at: stored.created_at ?? this.loadedAt,
       updated_at: stored.updated_at ?? this.loadedAt,
       etag: this.etag(),
@@ -147,15 +156,25 @@ export class MtlsService {
     return this.queue.run(async () => {
       this.assertIfMatch(ifMatch);
       if (this.ca && !force) throw mtlsErrors.caExists();
-      const ca = await createCa({
-        common_name, organization, country: body.country ?? null, validity_days: body.validity_days ?? 1825, key_size: body.key_size ?? 4096,
-      }, this.options.now());
+      const ca = await createCa(
+        {
+          common_name,
+          organization,
+          country: body.country ?? null,
+          validity_days: body.validity_days ?? 1825,
+          key_size: body.key_size ?? 4096,
+        },
+        this.options.now(),
+      );
       await this.deleteAllClients();
       await this.options.files.writeCa(ca.certPem, ca.keyPem);
       this.ca = ca;
       await this.write({ ca: ca.metadata, crl: { number: 0, this_update: null, next_update: null, retired: [] } });
       await this.revocation.sign();
-      this.options.log.info({ subject: ca.metadata.subject, serial: ca.metadata.serial, replaced: force }, 'mTLS CA created');
+      this.options.log.info(
+        { subject: ca.metadata.subject, serial: ca.metadata.serial, replaced: force },
+        'mTLS CA created',
+      );
       return this.view();
     });
   }
@@ -171,7 +190,11 @@ export class MtlsService {
       this.ca = null;
       this.revocation.disarm();
       await this.options.files.remove(this.options.files.crl, this.options.files.caCert, this.options.files.caKey);
-      await this.write({ enabled: false, ca: null, crl: { number: 0, this_update: null, next_update: null, retired: [] } });
+      await this.write({
+        enabled: false,
+        ca: null,
+        crl: { number: 0, this_update: null, next_update: null, retired: [] },
+      });
       this.options.log.info({ clients_deleted: clients.length }, 'mTLS CA deleted');
     });
   }
@@ -219,7 +242,12 @@ export class MtlsService {
 
   private async write(fields: Partial<ConfigFileData>): Promise<void> {
     const now = this.options.now().toISOString();
-    await this.options.config.update((current) => ({ ...current, ...fields, created_at: current.created_at ?? now, updated_at: now }));
+    await this.options.config.update((current) => ({
+      ...current,
+      ...fields,
+      created_at: current.created_at ?? now,
+      updated_at: now,
+    }));
   }
 
   private assertIfMatch(ifMatch: string | undefined): void {

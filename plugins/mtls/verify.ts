@@ -39,7 +39,11 @@ export function parseForwardedCertificates(header: string | string[] | undefined
  * null. The serial is looked up first, so the signature is checked only for revoked serials (the
  * check runs on every request through an mTLS resource).
  */
-export function revokedSerialIn(header: string | string[] | undefined, ca: X509Certificate | null, revoked: ReadonlySet<string>): string | null {
+export function revokedSerialIn(
+  header: string | string[] | undefined,
+  ca: X509Certificate | null,
+  revoked: ReadonlySet<string>,
+): string | null {
   if (!ca || revoked.size === 0) return null;
   for (const cert of parseForwardedCertificates(header)) {
     const serial = normalizeSerial(cert.serialNumber);

@@ -33,7 +33,7 @@ export async function generateRsaKeyPair(bits: KeySize): Promise<KeyPairPem> {
 /** A random positive 128-bit serial as 32 lower-case hex digits (first byte 01–7f: positive, minimal DER). */
 export function randomSerial(): string {
   const bytes = randomBytes(16);
-  bytes[0] = (bytes[0] & 0x7f) || 0x01;
+  bytes[0] = bytes[0] & 0x7f || 0x01;
   return bytes.toString('hex');
 }
 
@@ -53,7 +53,8 @@ export interface NameFields {
 export function nameAttributes(fields: NameFields): forge.pki.CertificateField[] {
   const attrs: forge.pki.CertificateField[] = [];
   if (fields.country) attrs.push({ shortName: 'C', value: fields.country });
-  if (fields.organization) attrs.push({ shortName: 'O', value: fields.organization, valueTagClass: forge.asn1.Type.UTF8 as never });
+  if (fields.organization)
+    attrs.push({ shortName: 'O', value: fields.organization, valueTagClass: forge.asn1.Type.UTF8 as never });
   attrs.push({ shortName: 'CN', value: fields.commonName, valueTagClass: forge.asn1.Type.UTF8 as never });
   return attrs;
 }
@@ -67,7 +68,10 @@ export function formatName(fields: NameFields): string {
 }
 
 function escapeRdn(value: string): string {
-  return value.replace(/[\\,+"<>;=]/g, (c) => `\\${c}`).replace(/^[ #]/, (c) => `\\${c}`).replace(/ $/, '\\ ');
+  return value
+    .replace(/[\\,+"<>;=]/g, (c) => `\\${c}`)
+    .replace(/^[ #]/, (c) => `\\${c}`)
+    .replace(/ $/, '\\ ');
 }
 
 /** What to sign: subject, key, validity and extensions; the issuer is the signer's subject. */

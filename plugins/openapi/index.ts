@@ -12,7 +12,11 @@ async function openapi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
-      info: { title: 'Stack Manager API', version: APP_VERSION, description: 'Manages a Traefik v3 + CrowdSec + Pangolin edge stack. Contract: docs/API.md.' },
+      info: {
+        title: 'Stack Manager API',
+        version: APP_VERSION,
+        description: 'Manages a Traefik v3 + CrowdSec + Pangolin edge stack. Contract: docs/API.md.',
+      },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },

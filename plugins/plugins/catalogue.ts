@@ -45,19 +45,25 @@ export class PluginCatalogue {
   async get(refresh = false): Promise<CatalogueAnswer> {
     const cached = await this.cached();
     const ageMs = cached ? this.options.now().getTime() - Date.parse(cached.fetched_at) : Infinity;
-    if (cached && !refresh && ageMs >= 0 && ageMs < this.options.ttlS * 1000) return { entries: cached.entries, stale: false };
+    if (cached && !refresh && ageMs >= 0 && ageMs < this.options.ttlS * 1000)
+      return { entries: cached.entries, stale: false };
     try {
       return { entries: (await this.refresh()).entries, stale: false };
     } catch (err) {
       const message = (err as Error).message;
       if (!cached) throw pluginErrors.catalogueDown(message);
-      this.options.log.warn({ url: this.options.url, err: message }, 'plugin catalogue refresh failed: serving the cache');
+      this.options.log.warn(
+        { url: this.options.url, err: message },
+        'plugin catalogue refresh failed: serving the cache',
+      );
       return { entries: cached.entries, stale: true };
     }
   }
 
   private refresh(): Promise<CacheContent> {
-    this.running ??= this.fetchAndStore().finally(() => { this.running = null; });
+    this.running ??= this.fetchAndStore().finally(() => {
+      this.running = null;
+    });
     return this.running;
   }
 
@@ -72,7 +78,10 @@ export class PluginCatalogue {
   private async fetchEntries(): Promise<CatalogueEntry[]> {
     let response: Response;
     try {
-      response = await fetch(this.options.url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000) });
+      response = await fetch(this.options.url, {
+        headers: { accept: 'application/json' },
+        signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
+      });
     } catch (err) {
       const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
       throw new Error(`${this.options.url} unreachable (${cause})`, { cause: err });
@@ -87,9 +96,13 @@ export class PluginCatalogue {
     } catch {
       throw new Error(`${this.options.url} answered with invalid JSON`);
     }
-    if (!Array.isArray(body)) throw new Error(`${this.options.url} answered ${body === null ? 'null' : typeof body}, expected an array`);
+    if (!Array.isArray(body))
+      throw new Error(`${this.options.url} answered ${body === null ? 'null' : typeof body}, expected an array`);
     return body
-      .filter((item): item is Record<string, unknown> => typeof item === 'object' && item !== null && (item as { type?: unknown }).type === 'middleware')
+      .filter(
+        (item): item is Record<string, unknown> =>
+          typeof item === 'object' && item !== null && (item as { type?: unknown }).type === 'middleware',
+      )
       .map(({ readme: _readme, ...rest }) => rest as CatalogueEntry);
   }
 
@@ -100,7 +113,13 @@ export class PluginCatalogue {
     try {
       const raw = await this.options.store.readRaw(CACHE_FILE);
       const parsed = raw ? (JSON.parse(raw.toString('utf8')) as CacheContent) : null;
-      if (parsed && parsed.url === this.options.url && Array.isArray(parsed.entries) && typeof parsed.fetched_at === 'string') this.memory = parsed;
+      if (
+        parsed &&
+        parsed.url === this.options.url &&
+        Array.isArray(parsed.entries) &&
+        typeof parsed.fetched_at === 'string'
+      )
+        this.memory = parsed;
     } catch (err) {
       this.options.log.warn({ err: (err as Error).message }, 'plugin catalogue cache unreadable: ignored');
     }

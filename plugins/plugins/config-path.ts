@@ -18,7 +18,10 @@ export interface ConfigPathView {
 const MAX_PATH = 4096;
 
 /** Where the path in effect comes from. */
-export function configPathOf(settings: StoreDocument<Settings>, configured: string): { path: string | null; source: ConfigPathView['source'] } {
+export function configPathOf(
+  settings: StoreDocument<Settings>,
+  configured: string,
+): { path: string | null; source: ConfigPathView['source'] } {
   const fromSettings = settings.get().proxy_static_config_path;
   if (fromSettings) return { path: fromSettings, source: 'settings' };
   if (configured) return { path: configured, source: 'env' };

@@ -11,7 +11,15 @@ import { isTrue } from '../../model/schemas.ts';
 import { paginate } from '../../model/http.ts';
 import { PluginCatalogue } from './catalogue.ts';
 import { checkNewPath, configPathOf, describePath } from './config-path.ts';
-import { catalogueSchema, configPathSchema, installSchema, listSchema, putConfigPathSchema, removeSchema, usageSchema } from './schemas.ts';
+import {
+  catalogueSchema,
+  configPathSchema,
+  installSchema,
+  listSchema,
+  putConfigPathSchema,
+  removeSchema,
+  usageSchema,
+} from './schemas.ts';
 import { PluginService } from './service.ts';
 
 async function plugins(app: FastifyInstance): Promise<void> {
@@ -21,7 +29,13 @@ async function plugins(app: FastifyInstance): Promise<void> {
     staticConfig: new StaticConfigReader(() => staticConfigPath(app)),
     middlewares: app.middlewares,
     explorer: app.proxyExplorer,
-    catalogue: new PluginCatalogue({ url: app.config.plugins_catalogue.url, ttlS: app.config.plugins_catalogue.ttl_s, store: app.store, now: app.now, log }),
+    catalogue: new PluginCatalogue({
+      url: app.config.plugins_catalogue.url,
+      ttlS: app.config.plugins_catalogue.ttl_s,
+      store: app.store,
+      now: app.now,
+      log,
+    }),
     // the mTLS plugin check and the generated config read the static config: regenerate
     onChanged: () => app.proxyConfig.invalidate(),
     log,
@@ -38,7 +52,9 @@ async function routes(parent: FastifyInstance, { service }: { service: PluginSer
   const app = scope;
   const config = { auth: 'config' as const };
 
-  scope.get('/api/plugins', { config, schema: listSchema }, async (request, reply) => paginate(request, reply, await service.list(), {}));
+  scope.get('/api/plugins', { config, schema: listSchema }, async (request, reply) =>
+    paginate(request, reply, await service.list(), {}),
+  );
 
   scope.get('/api/plugins/catalogue', { config, schema: catalogueSchema }, async (request, reply) => {
     const query = request.query;
@@ -47,11 +63,15 @@ async function routes(parent: FastifyInstance, { service }: { service: PluginSer
     return paginate(request, reply, entries, query);
   });
 
-  scope.get('/api/plugins/:name/usage', { config, schema: usageSchema }, async (request) => service.usage(request.params.name));
+  scope.get('/api/plugins/:name/usage', { config, schema: usageSchema }, async (request) =>
+    service.usage(request.params.name),
+  );
 
   scope.post('/api/plugins/install', { config, schema: installSchema }, async (request, reply) => {
     const { result, created } = await service.install(request.body);
-    return restart(reply).code(created ? 201 : 200).send(result);
+    return restart(reply)
+      .code(created ? 201 : 200)
+      .send(result);
   });
 
   scope.delete('/api/plugins/remove', { config, schema: removeSchema }, async (request, reply) => {
@@ -62,10 +82,11 @@ async function routes(parent: FastifyInstance, { service }: { service: PluginSer
   });
 
   scope.get('/api/plugins/configpath', { config, schema: configPathSchema }, async () =>
-    describePath(configPathOf(app.settings, app.config.proxy.static_config_path)));
+    describePath(configPathOf(app.settings, app.config.proxy.static_config_path)),
+  );
 
   scope.put('/api/plugins/configpath', { config, schema: putConfigPathSchema }, async (_request, reply) => {
-    const next = checkNewPath((_request.body).path);
+    const next = checkNewPath(_request.body.path);
     await app.settings.update((current) => ({ ...current, proxy_static_config_path: next }));
     app.proxyConfig.invalidate();
     return restart(reply).send(describePath(configPathOf(app.settings, app.config.proxy.static_config_path)));

@@ -9,6 +9,10 @@ const KEY = new RegExp(KEY_PATTERN);
  */
 export function defaultKey(moduleName: string): string | null {
   const last = moduleName.split('/').pop() ?? '';
-  const key = last.split('@')[0].replace(/\.git$/i, '').replace(/-plugin$/i, '').toLowerCase();
+  const key = last
+    .split('@')[0]
+    .replace(/\.git$/i, '')
+    .replace(/-plugin$/i, '')
+    .toLowerCase();
   return KEY.test(key) ? key : null;
 }

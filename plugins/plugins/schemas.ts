@@ -6,9 +6,20 @@ export const KEY_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$';
 export const MODULE_PATTERN = '^[A-Za-z0-9.-]+(/[A-Za-z0-9._~-]+)+$';
 export const VERSION_PATTERN = '^v[0-9]+\\.[0-9]+\\.[0-9]+([-+][0-9A-Za-z.-]+){0,1}$';
 
-const PluginKey = Type.String({ pattern: KEY_PATTERN, description: 'plugin key under experimental.plugins (the name dynamic `plugin:` configs use)' });
+const PluginKey = Type.String({
+  pattern: KEY_PATTERN,
+  description: 'plugin key under experimental.plugins (the name dynamic `plugin:` configs use)',
+});
 const ModuleName = Type.String({ pattern: MODULE_PATTERN, maxLength: 512, description: 'Go module path' });
-const Errors = { 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 415: ErrorBody, 422: ErrorBody, 502: ErrorBody, 503: ErrorBody } as const;
+const Errors = {
+  400: ErrorBody,
+  404: ErrorBody,
+  409: ErrorBody,
+  415: ErrorBody,
+  422: ErrorBody,
+  502: ErrorBody,
+  503: ErrorBody,
+} as const;
 const tags = ['plugins'];
 
 export const Plugin = Type.Object({
@@ -22,7 +33,8 @@ export const Plugin = Type.Object({
 });
 export type PluginView = Static<typeof Plugin>;
 
-const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
+const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) =>
+  Type.Optional(Type.Union([schema, Type.Null()]));
 
 export const CatalogueEntry = Type.Object({
   id: Nullable(Type.String()),
@@ -42,7 +54,9 @@ export const CatalogueEntry = Type.Object({
 });
 
 export const CatalogueQuery = Type.Object({
-  q: Type.Optional(Type.String({ maxLength: 200, description: 'case-insensitive substring of name, displayName, summary or import' })),
+  q: Type.Optional(
+    Type.String({ maxLength: 200, description: 'case-insensitive substring of name, displayName, summary or import' }),
+  ),
   refresh: Type.Optional(QueryBool),
   ...Paging,
 });
@@ -55,13 +69,16 @@ export const Usage = Type.Object({
 });
 export type UsageView = Static<typeof Usage>;
 
-export const InstallBody = Type.Object({
-  module_name: Type.Optional(ModuleName),
-  moduleName: Type.Optional(ModuleName),
-  version: Type.Optional(Type.String({ pattern: VERSION_PATTERN, maxLength: 128 })),
-  key: Type.Optional(PluginKey),
-  force: Type.Optional(Type.Boolean()),
-}, { additionalProperties: false });
+export const InstallBody = Type.Object(
+  {
+    module_name: Type.Optional(ModuleName),
+    moduleName: Type.Optional(ModuleName),
+    version: Type.Optional(Type.String({ pattern: VERSION_PATTERN, maxLength: 128 })),
+    key: Type.Optional(PluginKey),
+    force: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
 export type InstallBodyType = Static<typeof InstallBody>;
 
 export const InstallResult = Type.Object({
@@ -75,11 +92,14 @@ export const InstallResult = Type.Object({
 });
 export type InstallResultView = Static<typeof InstallResult>;
 
-export const RemoveBody = Type.Object({
-  key: Type.Optional(PluginKey),
-  module_name: Type.Optional(ModuleName),
-  moduleName: Type.Optional(ModuleName),
-}, { additionalProperties: false });
+export const RemoveBody = Type.Object(
+  {
+    key: Type.Optional(PluginKey),
+    module_name: Type.Optional(ModuleName),
+    moduleName: Type.Optional(ModuleName),
+  },
+  { additionalProperties: false },
+);
 export type RemoveBodyType = Static<typeof RemoveBody>;
 export const RemoveQuery = Type.Object({ key: Type.Optional(PluginKey) });
 
@@ -89,14 +109,51 @@ export const ConfigPath = Type.Object({
   exists: Type.Boolean(),
   writable: Type.Boolean(),
 });
-export const ConfigPathBody = Type.Object({ path: Type.String({ minLength: 1, maxLength: 4096 }) }, { additionalProperties: false });
+export const ConfigPathBody = Type.Object(
+  { path: Type.String({ minLength: 1, maxLength: 4096 }) },
+  { additionalProperties: false },
+);
 
 const Empty = NoBody;
 
-export const listSchema = { tags, summary: 'Plugins declared in the Traefik static config, with status and users', response: { 200: Type.Array(Plugin), ...Errors } };
-export const catalogueSchema = { tags, summary: 'Middleware plugins of the Traefik plugin catalogue (cached)', querystring: CatalogueQuery, response: { 200: Type.Array(CatalogueEntry), ...Errors } };
-export const usageSchema = { tags, summary: 'Which middlewares and resources use a plugin key', params: Type.Object({ name: PluginKey }), response: { 200: Usage, ...Errors } };
-export const installSchema = { tags, summary: 'Add or change a plugin in the Traefik static config (restart Traefik afterwards)', body: InstallBody, response: { 200: InstallResult, 201: InstallResult, ...Errors } };
-export const removeSchema = { tags, summary: 'Remove a plugin from the Traefik static config (restart Traefik afterwards)', body: Type.Optional(RemoveBody), querystring: RemoveQuery, response: { 204: Empty, ...Errors } };
-export const configPathSchema = { tags, summary: 'The Traefik static config path in effect', response: { 200: ConfigPath, ...Errors } };
-export const putConfigPathSchema = { tags, summary: 'Set the Traefik static config path (persisted in settings.yaml)', body: ConfigPathBody, response: { 200: ConfigPath, ...Errors } };
+export const listSchema = {
+  tags,
+  summary: 'Plugins declared in the Traefik static config, with status and users',
+  response: { 200: Type.Array(Plugin), ...Errors },
+};
+export const catalogueSchema = {
+  tags,
+  summary: 'Middleware plugins of the Traefik plugin catalogue (cached)',
+  querystring: CatalogueQuery,
+  response: { 200: Type.Array(CatalogueEntry), ...Errors },
+};
+export const usageSchema = {
+  tags,
+  summary: 'Which middlewares and resources use a plugin key',
+  params: Type.Object({ name: PluginKey }),
+  response: { 200: Usage, ...Errors },
+};
+export const installSchema = {
+  tags,
+  summary: 'Add or change a plugin in the Traefik static config (restart Traefik afterwards)',
+  body: InstallBody,
+  response: { 200: InstallResult, 201: InstallResult, ...Errors },
+};
+export const removeSchema = {
+  tags,
+  summary: 'Remove a plugin from the Traefik static config (restart Traefik afterwards)',
+  body: Type.Optional(RemoveBody),
+  querystring: RemoveQuery,
+  response: { 204: Empty, ...Errors },
+};
+export const configPathSchema = {
+  tags,
+  summary: 'The Traefik static config path in effect',
+  response: { 200: ConfigPath, ...Errors },
+};
+export const putConfigPathSchema = {
+  tags,
+  summary: 'Set the Traefik static config path (persisted in settings.yaml)',
+  body: ConfigPathBody,
+  response: { 200: ConfigPath, ...Errors },
+};

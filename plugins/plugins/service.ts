@@ -9,7 +9,15 @@ import type { PluginCatalogue, CatalogueEntry } from './catalogue.ts';
 import { pluginErrors } from './errors.ts';
 import { defaultKey } from './key.ts';
 import type { InstallBodyType, InstallResultView, PluginView, RemoveBodyType, UsageView } from './schemas.ts';
-import { deletePlugin, entryFields, loadStaticConfig, pluginSections, saveStaticConfig, setPlugin, type PluginSectionName } from './static-config-edit.ts';
+import {
+  deletePlugin,
+  entryFields,
+  loadStaticConfig,
+  pluginSections,
+  saveStaticConfig,
+  setPlugin,
+  type PluginSectionName,
+} from './static-config-edit.ts';
 import { pluginStatuses } from './status.ts';
 import { pluginUsers, resourcesUsing, type MiddlewareSource } from './usage.ts';
 
@@ -44,23 +52,47 @@ export class PluginService {
     if (!declared.entries) {
       const failure = declared.failure;
       if (failure?.kind === 'missing') return [];
-      throw pluginErrors.fileUnusable(declared.path, failure?.line ?? null, failure?.message ?? declared.problem ?? 'unusable');
+      throw pluginErrors.fileUnusable(
+        declared.path,
+        failure?.line ?? null,
+        failure?.message ?? declared.problem ?? 'unusable',
+      );
     }
     const statusOf = await pluginStatuses(this.options.explorer, this.options.log);
     const users = pluginUsers(this.options.middlewares);
     return declared.entries
-      .map((entry): PluginView => ({ key: entry.key, module_name: entry.module_name, version: entry.version, local: entry.local, ...statusOf(entry.key), used_by: users.get(entry.key) ?? [] }))
+      .map((entry): PluginView => ({
+        key: entry.key,
+        module_name: entry.module_name,
+        version: entry.version,
+        local: entry.local,
+        ...statusOf(entry.key),
+        used_by: users.get(entry.key) ?? [],
+      }))
       .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : Number(a.local) - Number(b.local)));
   }
 
   /** GET /api/plugins/catalogue: entries matching `q`, each with `isInstalled`. */
-  async catalogue(q: string | undefined, refresh: boolean): Promise<{ entries: Array<CatalogueEntry & { isInstalled: boolean }>; stale: boolean }> {
+  async catalogue(
+    q: string | undefined,
+    refresh: boolean,
+  ): Promise<{ entries: Array<CatalogueEntry & { isInstalled: boolean }>; stale: boolean }> {
     const answer = await this.options.catalogue.get(refresh);
-    const installed = new Set((this.options.staticConfig.declaredPlugins().entries ?? []).filter((e) => !e.local && e.module_name).map((e) => e.module_name!.toLowerCase()));
+    const installed = new Set(
+      (this.options.staticConfig.declaredPlugins().entries ?? [])
+        .filter((e) => !e.local && e.module_name)
+        .map((e) => e.module_name!.toLowerCase()),
+    );
     const needle = q?.toLowerCase();
-    const matches = (entry: CatalogueEntry) => !needle
-      || [entry.name, entry.displayName, entry.summary, entry.import].some((field) => typeof field === 'string' && field.toLowerCase().includes(needle));
-    const entries = answer.entries.filter(matches).map((entry) => ({ ...entry, isInstalled: typeof entry.import === 'string' && installed.has(entry.import.toLowerCase()) }));
+    const matches = (entry: CatalogueEntry) =>
+      !needle ||
+      [entry.name, entry.displayName, entry.summary, entry.import].some(
+        (field) => typeof field === 'string' && field.toLowerCase().includes(needle),
+      );
+    const entries = answer.entries.filter(matches).map((entry) => ({
+      ...entry,
+      isInstalled: typeof entry.import === 'string' && installed.has(entry.import.toLowerCase()),
+    }));
     return { entries, stale: answer.stale };
   }
 
@@ -91,9 +123,17 @@ export class PluginService {
       const current = entryFields(sections.plugins?.get(key, true));
       const local = sections.localPlugins?.has(key) ?? false;
       const present = sections.plugins?.has(key) ?? false;
-      const result = (changed: boolean, backup: string | null): InstallResultView =>
-        ({ key, module_name: moduleName, version, static_config_path: file, backup_path: backup, changed, restart_required: true });
-      if (present && !local && current.moduleName === moduleName && current.version === version) return { result: result(false, null), created: false };
+      const result = (changed: boolean, backup: string | null): InstallResultView => ({
+        key,
+        module_name: moduleName,
+        version,
+        static_config_path: file,
+        backup_path: backup,
+        changed,
+        restart_required: true,
+      });
+      if (present && !local && current.moduleName === moduleName && current.version === version)
+        return { result: result(false, null), created: false };
       if ((present || local) && !body.force) {
         const holder = local ? entryFields(sections.localPlugins?.get(key, true)) : current;
         throw pluginErrors.keyTaken(key, holder.moduleName ?? '(no moduleName)', local ? 'local' : holder.version);

@@ -23,7 +23,10 @@ function errorText(item: Record<string, unknown>): string | null {
 }
 
 /** A lookup key → status; reads Traefik's HTTP middlewares once (the explorer caches 1 s). */
-export async function pluginStatuses(explorer: ProxyExplorer, log: { debug(obj: object, msg: string): void }): Promise<(key: string) => StatusOf> {
+export async function pluginStatuses(
+  explorer: ProxyExplorer,
+  log: { debug(obj: object, msg: string): void },
+): Promise<(key: string) => StatusOf> {
   let items: Array<Record<string, unknown>>;
   try {
     items = await explorer.list('middlewares', 'http', {});
@@ -40,7 +43,8 @@ export async function pluginStatuses(explorer: ProxyExplorer, log: { debug(obj: 
   }
   return (key) => {
     const matches = byType.get(key.toLowerCase()) ?? [];
-    if (matches.some((item) => item.status === 'enabled' || item.status === 'warning')) return { status: 'loaded', error: null };
+    if (matches.some((item) => item.status === 'enabled' || item.status === 'warning'))
+      return { status: 'loaded', error: null };
     for (const item of matches) {
       const error = errorText(item);
       if (error) return { status: 'error', error };

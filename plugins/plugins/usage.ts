@@ -25,5 +25,9 @@ export function pluginUsers(source: MiddlewareSource): Map<string, string[]> {
 /** The resources that use one middleware (ids from the referrer paths). */
 export function resourcesUsing(source: MiddlewareSource, middlewareId: string): string[] {
   const prefix = '/api/resources/';
-  return source.usedBy(middlewareId).filter((p) => p.startsWith(prefix)).map((p) => p.slice(prefix.length)).sort();
+  return source
+    .usedBy(middlewareId)
+    .filter((p) => p.startsWith(prefix))
+    .map((p) => p.slice(prefix.length))
+    .sort();
 }

@@ -26,13 +26,21 @@ function build(generation: Generation, encoded: Encoded, yaml: boolean, stale: b
     'x-config-generated-at': generation.generatedAt,
   };
   if (stale) notModified['x-config-stale'] = 'true';
-  const plain = { ...notModified, 'content-type': yaml ? 'application/yaml; charset=utf-8' : 'application/json; charset=utf-8' };
+  const plain = {
+    ...notModified,
+    'content-type': yaml ? 'application/yaml; charset=utf-8' : 'application/json; charset=utf-8',
+  };
   return { notModified, plain, gzip: { ...plain, 'content-encoding': 'gzip' } };
 }
 
-export function providerHeaders(generation: Generation, encoded: Encoded, yaml: boolean, stale: boolean): ProviderHeaders {
+export function providerHeaders(
+  generation: Generation,
+  encoded: Encoded,
+  yaml: boolean,
+  stale: boolean,
+): ProviderHeaders {
   let entry = cache.get(encoded);
-  if (!entry) cache.set(encoded, entry = [undefined, undefined]);
+  if (!entry) cache.set(encoded, (entry = [undefined, undefined]));
   const slot = stale ? 1 : 0;
-  return entry[slot] ??= build(generation, encoded, yaml, stale);
+  return (entry[slot] ??= build(generation, encoded, yaml, stale));
 }

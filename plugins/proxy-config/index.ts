@@ -46,7 +46,9 @@ async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): P
   app.decorate('proxyConfig', provider);
   // the last run's config, served stale until the first generation of this run (issue 11)
   let saved: SavedGeneration | null = await loadSaved(app.store.dataDir);
-  const snapshots = new SnapshotWriter(app.store.dataDir, (err) => log.warn({ err }, 'saving the provider config snapshot failed'));
+  const snapshots = new SnapshotWriter(app.store.dataDir, (err) =>
+    log.warn({ err }, 'saving the provider config snapshot failed'),
+  );
   const stopSaving = provider.onGenerated((generation) => {
     saved = null;
     snapshots.save(generation);
@@ -63,9 +65,17 @@ async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): P
     app.upstream.onChange(() => provider.invalidate()),
     app.datasources.onChange(() => provider.invalidate()),
     // etag without quotes, as POST /invalidate reports it
-    provider.onGenerated((generation) => app.events.publish('provider', { etag: generation.json.etag.slice(1, -1), generated_at: generation.generatedAt, target: 'default' })),
+    provider.onGenerated((generation) =>
+      app.events.publish('provider', {
+        etag: generation.json.etag.slice(1, -1),
+        generated_at: generation.generatedAt,
+        target: 'default',
+      }),
+    ),
   ];
-  app.addHook('onReady', async () => { await provider.regenerate(); });
+  app.addHook('onReady', async () => {
+    await provider.regenerate();
+  });
   app.addHook('onClose', async () => {
     for (const off of unsubscribe) off();
     stopSaving();
@@ -81,62 +91,103 @@ async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): P
     scope.setChildLoggerFactory((logger, _bindings, options) => {
       const level = options.level ?? logger.level;
       let child = shared.get(level);
-      if (!child) shared.set(level, child = logger.child({ component: 'proxy-config' }, { level }));
+      if (!child) shared.set(level, (child = logger.child({ component: 'proxy-config' }, { level })));
       return child;
     });
-    for (const prefix of PREFIXES) registerRoutes(scope.withTypeProvider<TypeBoxTypeProvider>(), app, provider, served, prefix);
+    for (const prefix of PREFIXES)
+      registerRoutes(scope.withTypeProvider<TypeBoxTypeProvider>(), app, provider, served, prefix);
   });
 }
 
 type Served = () => { generation: Servable; stale: boolean } | null;
 
-function registerRoutes(scope: RouteScope, app: FastifyInstance, provider: ConfigProvider, served: Served, prefix: string): void {
+function registerRoutes(
+  scope: RouteScope,
+  app: FastifyInstance,
+  provider: ConfigProvider,
+  served: Served,
+  prefix: string,
+): void {
   const hide = prefix !== '/api/proxy-config';
   // the 200 answer is bytes prepared per generation, not a schema's shape: only the request is typed
-  scope.withTypeProvider<TypeBoxRequestTypeProvider>().get(prefix, {
-    config: { auth: 'provider' },
-    // Traefik polls every few seconds: core/request-log.ts logs successful polls at debug
-    schema: { hide, tags: ['proxy-config'], summary: 'Generated Traefik dynamic configuration (HTTP provider)', querystring: ProviderQuery, response: { 304: Type.Unsafe<undefined>(Type.Null()), 502: ErrorBody } },
-  // not async: a synchronous handler saves a promise per request; the headers come precomputed per
-  // generation and encoding (providerHeaders), so a request only picks bytes and header sets
-  }, function serveConfig(request, reply) {
-    const current = served();
-    if (!current) throw proxyConfigErrors.neverProduced(app.upstream.lastError);
-    const { generation, stale } = current;
-    const { format } = request.query;
-    const yaml = format ? format === 'yaml' : wantsYaml(request.headers.accept);
-    const encoded = yaml ? generation.yaml : generation.json;
-    const headers = providerHeaders(generation, encoded, yaml, stale);
-    if (matchesIfNoneMatch(request.headers['if-none-match'], encoded.etag)) return reply.headers(headers.notModified).code(304).send();
-    if (encoded.gzip && acceptsGzip(request.headers['accept-encoding'])) return reply.headers(headers.gzip).send(encoded.gzip);
-    return reply.headers(headers.plain).send(encoded.body);
-  });
+  scope.withTypeProvider<TypeBoxRequestTypeProvider>().get(
+    prefix,
+    {
+      config: { auth: 'provider' },
+      // Traefik polls every few seconds: core/request-log.ts logs successful polls at debug
+      schema: {
+        hide,
+        tags: ['proxy-config'],
+        summary: 'Generated Traefik dynamic configuration (HTTP provider)',
+        querystring: ProviderQuery,
+        response: { 304: Type.Unsafe<undefined>(Type.Null()), 502: ErrorBody },
+      },
+      // not async: a synchronous handler saves a promise per request; the headers come precomputed per
+      // generation and encoding (providerHeaders), so a request only picks bytes and header sets
+    },
+    function serveConfig(request, reply) {
+      const current = served();
+      if (!current) throw proxyConfigErrors.neverProduced(app.upstream.lastError);
+      const { generation, stale } = current;
+      const { format } = request.query;
+      const yaml = format ? format === 'yaml' : wantsYaml(request.headers.accept);
+      const encoded = yaml ? generation.yaml : generation.json;
+      const headers = providerHeaders(generation, encoded, yaml, stale);
+      if (matchesIfNoneMatch(request.headers['if-none-match'], encoded.etag))
+        return reply.headers(headers.notModified).code(304).send();
+      if (encoded.gzip && acceptsGzip(request.headers['accept-encoding']))
+        return reply.headers(headers.gzip).send(encoded.gzip);
+      return reply.headers(headers.plain).send(encoded.body);
+    },
+  );
 
-  scope.post(`${prefix}/invalidate`, {
-    config: { auth: 'config' },
-    schema: { hide, tags: ['proxy-config'], summary: 'Force an upstream fetch, discovery sync and regeneration', response: { 200: InvalidateResult, 502: ErrorBody } },
-  }, async () => {
-    const before = provider.current()?.json.etag;
-    const sync = await app.upstream.requestSync('forced');
-    const generation = await provider.regenerate();
-    if (!generation) throw proxyConfigErrors.neverProduced(sync.error ?? app.upstream.lastError);
-    return {
-      regenerated_at: app.now().toISOString(),
-      etag: generation.json.etag.slice(1, -1),
-      changed: before !== generation.json.etag,
-      stale: isStale(app),
-      upstream_error: sync.ok ? null : sync.error,
-    };
-  });
+  scope.post(
+    `${prefix}/invalidate`,
+    {
+      config: { auth: 'config' },
+      schema: {
+        hide,
+        tags: ['proxy-config'],
+        summary: 'Force an upstream fetch, discovery sync and regeneration',
+        response: { 200: InvalidateResult, 502: ErrorBody },
+      },
+    },
+    async () => {
+      const before = provider.current()?.json.etag;
+      const sync = await app.upstream.requestSync('forced');
+      const generation = await provider.regenerate();
+      if (!generation) throw proxyConfigErrors.neverProduced(sync.error ?? app.upstream.lastError);
+      return {
+        regenerated_at: app.now().toISOString(),
+        etag: generation.json.etag.slice(1, -1),
+        changed: before !== generation.json.etag,
+        stale: isStale(app),
+        upstream_error: sync.ok ? null : sync.error,
+      };
+    },
+  );
 
-  scope.get(`${prefix}/status`, {
-    config: { auth: 'config' },
-    schema: { hide, tags: ['proxy-config'], summary: 'State of the generated config and its upstream', response: { 200: Status, 503: ErrorBody } },
-  }, async () => {
-    const status = statusOf(app, provider, served);
-    if (status.status === 'error') throw errors.unhealthy(`no configuration can be served: ${status.upstream.last_error ?? 'upstream never fetched'}`, status);
-    return status;
-  });
+  scope.get(
+    `${prefix}/status`,
+    {
+      config: { auth: 'config' },
+      schema: {
+        hide,
+        tags: ['proxy-config'],
+        summary: 'State of the generated config and its upstream',
+        response: { 200: Status, 503: ErrorBody },
+      },
+    },
+    async () => {
+      const status = statusOf(app, provider, served);
+      if (status.status === 'error')
+        throw errors.unhealthy(
+          `no configuration can be served: ${status.upstream.last_error ?? 'upstream never fetched'}`,
+          status,
+        );
+      return status;
+    },
+  );
 }
 
 /** Stale = the latest fetch of the active source failed (its last good answer is being used). */
@@ -175,10 +226,25 @@ function statusOf(app: FastifyInstance, provider: ConfigProvider, served: Served
   };
   if (!generation && saved) {
     // serving the last run's config until this run's first generation (issue 11)
-    Object.assign(body, { status: 'starting', etag: saved.generation.json.etag.slice(1, -1), generated_at: saved.generation.generatedAt, stale: true });
+    Object.assign(body, {
+      status: 'starting',
+      etag: saved.generation.json.etag.slice(1, -1),
+      generated_at: saved.generation.generatedAt,
+      stale: true,
+    });
   } else if (!generation) body.status = 'error';
-  else if (body.stale || body.invalid_files.length || body.conflicts.length || body.dangling_references.length || body.schema_warnings.length) body.status = 'degraded';
+  else if (
+    body.stale ||
+    body.invalid_files.length ||
+    body.conflicts.length ||
+    body.dangling_references.length ||
+    body.schema_warnings.length
+  )
+    body.status = 'degraded';
   return body;
 }
 
-export default fp(proxyConfig, { name: 'proxy-config', dependencies: ['datasource', 'middlewares', 'services', 'resources', 'mtls', 'events'] });
+export default fp(proxyConfig, {
+  name: 'proxy-config',
+  dependencies: ['datasource', 'middlewares', 'services', 'resources', 'mtls', 'events'],
+});

@@ -66,7 +66,11 @@ export function createSchemaChecker(schemaPath: string, options: SchemaCheckerOp
   };
 }
 
-type JsonSchema = { properties?: Record<string, JsonSchema>; additionalProperties?: unknown; definitions?: Record<string, unknown> } & Record<string, unknown>;
+type JsonSchema = {
+  properties?: Record<string, JsonSchema>;
+  additionalProperties?: unknown;
+  definitions?: Record<string, unknown>;
+} & Record<string, unknown>;
 
 /** The maps `<section>.<kind>` whose schema is just "an object of `$ref`s" (routers, services, middlewares). */
 function entryMaps(ajv: Ajv, schema: JsonSchema): EntryMap[] {
@@ -100,7 +104,6 @@ function skeleton(config: unknown, maps: EntryMap[]): unknown {
   return out;
 }
 
-
 /** RFC 6901 escaping of one JSON pointer token. */
 const pointerToken = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
@@ -112,7 +115,11 @@ const pointerToken = (key: string): string => key.replace(/~/g, '~0').replace(/\
 function summarise(errors: ErrorObject[]): SchemaWarning[] {
   const oneOfPaths = new Set(errors.filter((e) => e.keyword === 'oneOf').map((e) => e.instancePath));
   const hasDeeper = new Map<string, boolean>();
-  for (const path of oneOfPaths) hasDeeper.set(path, errors.some((e) => e.instancePath.startsWith(path + '/')));
+  for (const path of oneOfPaths)
+    hasDeeper.set(
+      path,
+      errors.some((e) => e.instancePath.startsWith(path + '/')),
+    );
   const out = new Map<string, SchemaWarning>();
   const add = (e: ErrorObject) => {
     const message = describe(e);
@@ -124,11 +131,15 @@ function summarise(errors: ErrorObject[]): SchemaWarning[] {
     add(e);
   }
   for (const e of errors) {
-    const explained = [...out.values()].some((w) => w.path === e.instancePath || w.path.startsWith(e.instancePath + '/'));
+    const explained = [...out.values()].some(
+      (w) => w.path === e.instancePath || w.path.startsWith(e.instancePath + '/'),
+    );
     if (e.keyword === 'oneOf' && !explained) add(e);
   }
   // by path, so the memo's order of checking does not show
-  return [...out.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.message < b.message ? -1 : a.message > b.message ? 1 : 0));
+  return [...out.values()].sort((a, b) =>
+    a.path < b.path ? -1 : a.path > b.path ? 1 : a.message < b.message ? -1 : a.message > b.message ? 1 : 0,
+  );
 }
 
 function describe(e: ErrorObject): string {

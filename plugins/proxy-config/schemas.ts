@@ -30,10 +30,20 @@ export const Status = Type.Object({
     last_error_at: Type.Union([Type.String(), Type.Null()]),
     empty_streak: Type.Integer(),
   }),
-  counts: Type.Object({ routers: Type.Integer(), services: Type.Integer(), middlewares: Type.Integer(), patched_routers: Type.Integer() }),
-  invalid_files: Type.Array(Type.Object({
-    path: Type.String(), line: Type.Union([Type.Integer(), Type.Null()]), column: Type.Union([Type.Integer(), Type.Null()]), message: Type.String(),
-  })),
+  counts: Type.Object({
+    routers: Type.Integer(),
+    services: Type.Integer(),
+    middlewares: Type.Integer(),
+    patched_routers: Type.Integer(),
+  }),
+  invalid_files: Type.Array(
+    Type.Object({
+      path: Type.String(),
+      line: Type.Union([Type.Integer(), Type.Null()]),
+      column: Type.Union([Type.Integer(), Type.Null()]),
+      message: Type.String(),
+    }),
+  ),
   conflicts: Type.Array(Type.Object({ kind: Type.String(), key: Type.String(), message: Type.String() })),
   dangling_references: Type.Array(Type.Object({ from: Type.String(), ref: Type.String() })),
   schema_warnings: Type.Array(PathMessage),

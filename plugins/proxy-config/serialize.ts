@@ -44,9 +44,14 @@ export class FragmentCache {
         if (item === undefined) continue;
         // both key lists are sorted: advance through the old one alongside
         while (before && j < before.keys.length && before.keys[j] < key) j++;
-        pairs[n++] = before && j < before.keys.length && before.keys[j] === key && before.values[j] === item && before.pairs[j] !== undefined
-          ? before.pairs[j]
-          : `${JSON.stringify(key)}:${stringifyCanonical(item)}`;
+        pairs[n++] =
+          before &&
+          j < before.keys.length &&
+          before.keys[j] === key &&
+          before.values[j] === item &&
+          before.pairs[j] !== undefined
+            ? before.pairs[j]
+            : `${JSON.stringify(key)}:${stringifyCanonical(item)}`;
       }
       pairs.length = n;
       entry = { keys, values, pairs: realign(keys, values, pairs), bytes: Buffer.from(`{${pairs.join(',')}}`, 'utf8') };
@@ -80,12 +85,17 @@ function realign(keys: string[], values: unknown[], pairs: string[]): string[] {
   return out;
 }
 
-
 /**
  * Canonical JSON with the maps two levels down (`http.routers` …) written through the cache, as
  * chunks: text of the levels above, UTF-8 bytes of the maps.
  */
-function writeCached(value: unknown, path: string, depth: number, cache: FragmentCache, out: (string | Buffer)[]): void {
+function writeCached(
+  value: unknown,
+  path: string,
+  depth: number,
+  cache: FragmentCache,
+  out: (string | Buffer)[],
+): void {
   if (!isObject(value)) {
     out.push(stringifyCanonical(value));
     return;

@@ -27,7 +27,11 @@ export class Generation {
   private yamlForm: Encoded | null = null;
   schemaWarnings: SchemaWarning[] = [];
 
-  constructor(public result: GenerationResult, readonly generatedAt: string, fragments?: FragmentCache) {
+  constructor(
+    public result: GenerationResult,
+    readonly generatedAt: string,
+    fragments?: FragmentCache,
+  ) {
     const body = serializeJson(result.config, fragments);
     this.json = { body, etag: etagOf(body), gzip: null };
   }
@@ -149,10 +153,14 @@ export class ConfigProvider {
       }
       this.generation = next;
       void compress(next.json);
-      this.options.logger.info({ etag: next.json.etag, ms, bytes: next.json.body.length, ...result.counts, ...this.memo.stats }, 'provider config regenerated');
+      this.options.logger.info(
+        { etag: next.json.etag, ms, bytes: next.json.body.length, ...result.counts, ...this.memo.stats },
+        'provider config regenerated',
+      );
       // schema check (G13) after the swap: it reports, it never holds back serving
       setImmediate(() => {
-        if (this.options.schemaCheck && this.generation === next) next.schemaWarnings = this.options.schemaCheck(result.config);
+        if (this.options.schemaCheck && this.generation === next)
+          next.schemaWarnings = this.options.schemaCheck(result.config);
       });
       for (const listener of this.listeners) listener(next);
     } catch (err) {

@@ -23,7 +23,10 @@ export interface Servable {
 export class SavedGeneration implements Servable {
   private yamlForm: Encoded | null = null;
 
-  constructor(readonly json: Encoded, readonly generatedAt: string) {}
+  constructor(
+    readonly json: Encoded,
+    readonly generatedAt: string,
+  ) {}
 
   get yaml(): Encoded {
     if (!this.yamlForm) {
@@ -39,7 +42,13 @@ export async function loadSaved(dataDir: string): Promise<SavedGeneration | null
   const snapshot = await readConfigSnapshot(dataDir);
   if (!snapshot) return null;
   const saved = new SavedGeneration({ body: snapshot.body, etag: snapshot.etag, gzip: null }, snapshot.generatedAt);
-  if (snapshot.body.length > GZIP_MIN_BYTES) gzipAsync(snapshot.body).then((z) => { saved.json.gzip = z; }, () => undefined);
+  if (snapshot.body.length > GZIP_MIN_BYTES)
+    gzipAsync(snapshot.body).then(
+      (z) => {
+        saved.json.gzip = z;
+      },
+      () => undefined,
+    );
   return saved;
 }
 
@@ -48,11 +57,16 @@ export class SnapshotWriter {
   private latest: Generation | null = null;
   private running: Promise<void> | null = null;
 
-  constructor(private readonly dataDir: string, private readonly onError: (err: unknown) => void) {}
+  constructor(
+    private readonly dataDir: string,
+    private readonly onError: (err: unknown) => void,
+  ) {}
 
   save(generation: Generation): void {
     this.latest = generation;
-    this.running ??= this.drain().finally(() => { this.running = null; });
+    this.running ??= this.drain().finally(() => {
+      this.running = null;
+    });
   }
 
   /** Resolves once every requested write is done (close, tests). */
@@ -64,7 +78,11 @@ export class SnapshotWriter {
     while (this.latest) {
       const generation = this.latest;
       this.latest = null;
-      await writeConfigSnapshot(this.dataDir, { etag: generation.json.etag, generatedAt: generation.generatedAt, body: generation.json.body }).catch(this.onError);
+      await writeConfigSnapshot(this.dataDir, {
+        etag: generation.json.etag,
+        generatedAt: generation.generatedAt,
+        body: generation.json.body,
+      }).catch(this.onError);
     }
   }
 }

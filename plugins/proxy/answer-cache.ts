@@ -16,7 +16,10 @@ interface Entry {
 export class AnswerCache {
   private readonly entries = new Map<string, Entry>();
 
-  constructor(private readonly ttlMs: number, private readonly clock: () => number) {}
+  constructor(
+    private readonly ttlMs: number,
+    private readonly clock: () => number,
+  ) {}
 
   /**
    * The kept or running outcome for `key`, else the one `load` gives. A failure is shared only by
@@ -27,7 +30,10 @@ export class AnswerCache {
     const hit = this.entries.get(key);
     if (hit && hit.expires > now) return hit.promise as Promise<Outcome<T>>;
     this.sweep(now);
-    const promise = load().catch((err: unknown): Outcome<T> => ({ ok: false, error: `Traefik request failed: ${(err as Error).message}` }));
+    const promise = load().catch((err: unknown): Outcome<T> => ({
+      ok: false,
+      error: `Traefik request failed: ${(err as Error).message}`,
+    }));
     const entry: Entry = { promise, expires: Infinity };
     this.entries.set(key, entry);
     void promise.then((outcome) => {

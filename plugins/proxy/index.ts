@@ -29,7 +29,10 @@ const CACHE_TTL_MS = 1000;
 async function proxy(app: FastifyInstance): Promise<void> {
   const closing = new AbortController();
   const cache = new AnswerCache(CACHE_TTL_MS, () => app.now().getTime());
-  const explorer = new ProxyExplorer({ select: () => selectTraefikSource(app.datasources), reader: new TraefikReader(cache, closing.signal) });
+  const explorer = new ProxyExplorer({
+    select: () => selectTraefikSource(app.datasources),
+    reader: new TraefikReader(cache, closing.signal),
+  });
   app.decorate('proxyExplorer', explorer);
   app.addHook('onClose', async () => {
     closing.abort();
@@ -58,7 +61,8 @@ async function routes(parent: FastifyInstance, { explorer }: { explorer: ProxyEx
   scope.get('/api/proxy/version', { config, schema: versionSchema }, async () => explorer.version());
 
   scope.get('/api/proxy/entrypoints', { config, schema: entrypointsSchema }, async (request, reply) =>
-    paginate(request, reply, await explorer.entrypoints(), request.query));
+    paginate(request, reply, await explorer.entrypoints(), request.query),
+  );
 
   for (const kind of LIST_KINDS) {
     scope.get(`/api/proxy/${kind}`, { config, schema: listSchema(kind) }, async (request, reply) => {
@@ -72,7 +76,13 @@ async function routes(parent: FastifyInstance, { explorer }: { explorer: ProxyEx
     });
   }
 
-  scope.get('/api/proxy/data', { config, schema: dataSchema }, async (request, reply) => sendPartial(request, reply, await explorer.data()));
+  scope.get('/api/proxy/data', { config, schema: dataSchema }, async (request, reply) =>
+    sendPartial(request, reply, await explorer.data()),
+  );
 }
 
-export default fp(proxy, { name: 'proxy', dependencies: ['datasource'], decorators: { fastify: ['now', 'datasources'] } });
+export default fp(proxy, {
+  name: 'proxy',
+  dependencies: ['datasource'],
+  decorators: { fastify: ['now', 'datasources'] },
+});

@@ -83,14 +83,19 @@ export class ProxyExplorer {
   async list(kind: ListKind, protocol: Protocol, filter: ListFilter): Promise<TraefikItem[]> {
     const upstream = this.upstream();
     if (!exists(protocol, kind)) return [];
-    return byProvider(this.valueOf(upstream, await this.reader.list(upstream, pathOf(protocol, kind), filter.search)), filter.provider);
+    return byProvider(
+      this.valueOf(upstream, await this.reader.list(upstream, pathOf(protocol, kind), filter.search)),
+      filter.provider,
+    );
   }
 
   /** `type=all`: the three lists read in parallel; a failed one is `[]` plus an `errors` item; 502 if all failed. */
   async listAll(kind: ListKind, filter: ListFilter): Promise<AllListsBody> {
     const upstream = this.upstream();
     const protocols = PROTOCOLS.filter((protocol) => exists(protocol, kind));
-    const outcomes = await Promise.all(protocols.map((protocol) => this.reader.list(upstream, pathOf(protocol, kind), filter.search)));
+    const outcomes = await Promise.all(
+      protocols.map((protocol) => this.reader.list(upstream, pathOf(protocol, kind), filter.search)),
+    );
     const body: AllListsBody = { http: [], tcp: [], udp: [], errors: [] };
     outcomes.forEach((outcome, i) => {
       if (outcome.ok) body[protocols[i]] = byProvider(outcome.value, filter.provider);
@@ -103,7 +108,9 @@ export class ProxyExplorer {
   /** GET /api/proxy/data: every part in parallel; a failed part is null plus an `errors` item; 502 if all failed. */
   async data(): Promise<DataBodyView> {
     const upstream = this.upstream();
-    const lists = PROTOCOLS.flatMap((protocol) => LIST_KINDS.filter((kind) => exists(protocol, kind)).map((kind) => pathOf(protocol, kind)));
+    const lists = PROTOCOLS.flatMap((protocol) =>
+      LIST_KINDS.filter((kind) => exists(protocol, kind)).map((kind) => pathOf(protocol, kind)),
+    );
     const reads: Array<[string, Promise<Outcome<unknown>>]> = [
       ['/api/overview', this.reader.object(upstream, '/api/overview')],
       ['/api/version', this.readVersion(upstream)],
@@ -121,7 +128,9 @@ export class ProxyExplorer {
     });
     if (errors.length === reads.length) throw proxyErrors.allFailed(upstream.name, errors);
     const group = (protocol: Protocol) =>
-      Object.fromEntries(LIST_KINDS.filter((kind) => exists(protocol, kind)).map((kind) => [kind, values.get(pathOf(protocol, kind))]));
+      Object.fromEntries(
+        LIST_KINDS.filter((kind) => exists(protocol, kind)).map((kind) => [kind, values.get(pathOf(protocol, kind))]),
+      );
     return {
       overview: values.get('/api/overview') as TraefikItem | null,
       version: values.get('/api/version') as VersionView | null,
@@ -150,6 +159,9 @@ export class ProxyExplorer {
     if (!outcome.ok) return outcome;
     const { Version, Codename, startDate } = outcome.value;
     if (typeof Version !== 'string') return { ok: false, error: 'Traefik sent /api/version without a Version string' };
-    return { ok: true, value: { version: Version, codename: stringOrNull(Codename), start_date: stringOrNull(startDate) } };
+    return {
+      ok: true,
+      value: { version: Version, codename: stringOrNull(Codename), start_date: stringOrNull(startDate) },
+    };
   }
 }

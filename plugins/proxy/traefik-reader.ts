@@ -14,7 +14,10 @@ function keyOf(upstream: TraefikUpstream, path: string, query?: Record<string, s
 
 /** Cached reads of Traefik objects and whole lists; `signal` aborts running requests when the app closes. */
 export class TraefikReader {
-  constructor(private readonly cache: AnswerCache, private readonly signal: AbortSignal) {}
+  constructor(
+    private readonly cache: AnswerCache,
+    private readonly signal: AbortSignal,
+  ) {}
 
   /** A whole list (`per_page=1000`, following `X-Next-Page`); `search` is passed to Traefik. */
   list(upstream: TraefikUpstream, path: string, search?: string): Promise<Outcome<TraefikItem[]>> {

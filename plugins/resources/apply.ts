@@ -35,7 +35,13 @@ function linkPending(existing: ResourceRecord[], routers: UpstreamRouter[], opti
   const excluded = options.exclude.length > 0 ? picomatch(options.exclude, { dot: true }) : () => false;
   const links = new Map<string, UpstreamRouter>();
   for (const router of routers) {
-    if (router.provider === 'internal' || claimed.has(router.key) || excluded(router.name) || options.isOwnRouter?.(router.key)) continue;
+    if (
+      router.provider === 'internal' ||
+      claimed.has(router.key) ||
+      excluded(router.name) ||
+      options.isOwnRouter?.(router.key)
+    )
+      continue;
     const id = slugify(router.name, 'resource');
     if (pending.has(id) && !links.has(id)) links.set(id, router);
   }
@@ -46,13 +52,23 @@ function linkPending(existing: ResourceRecord[], routers: UpstreamRouter[], opti
 }
 
 /** Reconciles and writes; never drops overrides. */
-export async function applyRouters(repository: ResourceRepository, routers: UpstreamRouter[], options: ApplyOptions): Promise<ApplyResult> {
+export async function applyRouters(
+  repository: ResourceRepository,
+  routers: UpstreamRouter[],
+  options: ApplyOptions,
+): Promise<ApplyResult> {
   const before = repository.records();
   // a linked pending file turns active, so reconcile always lists it among the upserts
   const result = reconcile(linkPending(before, routers, options), routers, options);
   const outcome: ApplyResult = {
-    applied: result.applied, heldBack: result.suspiciousEmpty && !result.applied, emptyStreak: result.newEmptyStreak,
-    written: 0, created: [], updated: [], disabled: [], reactivated: [],
+    applied: result.applied,
+    heldBack: result.suspiciousEmpty && !result.applied,
+    emptyStreak: result.newEmptyStreak,
+    written: 0,
+    created: [],
+    updated: [],
+    disabled: [],
+    reactivated: [],
   };
   if (!result.applied) return outcome;
 

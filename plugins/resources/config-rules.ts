@@ -20,8 +20,12 @@ export interface ConfigContext {
 
 /** Header names that are not RFC 9110 tokens, as details under `prefix` (`/request`, `/config/headers/request`…). */
 function headerNameProblems(map: Record<string, string> | null | undefined, prefix: string): ErrorDetail[] {
-  return Object.keys(map ?? {}).filter((name) => !HEADER_NAME.test(name))
-    .map((name) => ({ path: `${prefix}/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`, message: 'is not a valid header name (RFC 9110 token)' }));
+  return Object.keys(map ?? {})
+    .filter((name) => !HEADER_NAME.test(name))
+    .map((name) => ({
+      path: `${prefix}/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`,
+      message: 'is not a valid header name (RFC 9110 token)',
+    }));
 }
 
 /** Hand-edit check of a file's `config` (the schema covers the rest). */
@@ -42,10 +46,18 @@ export function canonicalConfig<K extends ConfigKind>(kind: K, body: ConfigBody<
  * Checks a new sub-object against the resource and the other objects; throws 404/409/422.
  * Runs under the collection lock with the freshest record.
  */
-export function checkConfig<K extends ConfigKind>(kind: K, value: ResourceConfig[K], record: ResourceRecord, ctx: ConfigContext): void {
+export function checkConfig<K extends ConfigKind>(
+  kind: K,
+  value: ResourceConfig[K],
+  record: ResourceRecord,
+  ctx: ConfigContext,
+): void {
   if (kind === 'headers') {
     const headers = value as ResourceConfig['headers'];
-    const problems = [...headerNameProblems(headers.request, '/request'), ...headerNameProblems(headers.response, '/response')];
+    const problems = [
+      ...headerNameProblems(headers.request, '/request'),
+      ...headerNameProblems(headers.response, '/response'),
+    ];
     if (problems.length > 0) throw validationError(problems);
   }
   if (kind === 'mtlswhitelist') {

@@ -6,7 +6,13 @@ import picomatch from 'picomatch';
 import { stringifyCanonical } from '../../model/lossless-json.ts';
 import { defaultResourceConfig } from '../../model/types.ts';
 import { slugify } from '../../model/ids.ts';
-import { allocateId, hostsOf, type ResourceRecord, type SourceKind, type UpstreamRouter } from '../../model/upstream-routers.ts';
+import {
+  allocateId,
+  hostsOf,
+  type ResourceRecord,
+  type SourceKind,
+  type UpstreamRouter,
+} from '../../model/upstream-routers.ts';
 
 export interface ReconcileOptions {
   source: SourceKind;
@@ -34,9 +40,36 @@ export interface ReconcileResult {
   applied: boolean;
 }
 
-type Discovered = Pick<ResourceRecord, 'name' | 'router' | 'source' | 'rule' | 'host' | 'hosts' | 'entrypoints' | 'tls' | 'priority' | 'upstream_service' | 'upstream_middlewares'>;
+type Discovered = Pick<
+  ResourceRecord,
+  | 'name'
+  | 'router'
+  | 'source'
+  | 'rule'
+  | 'host'
+  | 'hosts'
+  | 'entrypoints'
+  | 'tls'
+  | 'priority'
+  | 'upstream_service'
+  | 'upstream_middlewares'
+>;
 
-const TRACKED = ['name', 'router', 'source', 'status', 'missing_since', 'rule', 'host', 'hosts', 'entrypoints', 'tls', 'priority', 'upstream_service', 'upstream_middlewares'] as const;
+const TRACKED = [
+  'name',
+  'router',
+  'source',
+  'status',
+  'missing_since',
+  'rule',
+  'host',
+  'hosts',
+  'entrypoints',
+  'tls',
+  'priority',
+  'upstream_service',
+  'upstream_middlewares',
+] as const;
 
 function discoveredFields(router: UpstreamRouter, source: SourceKind): Discovered {
   const hosts = hostsOf(router.rule);
@@ -68,15 +101,24 @@ function eligible(routers: UpstreamRouter[], options: ReconcileOptions): Upstrea
   });
 }
 
-const disabled = (resource: ResourceRecord, now: string): ResourceRecord =>
-  ({ ...resource, status: 'disabled', missing_since: resource.missing_since ?? now });
+const disabled = (resource: ResourceRecord, now: string): ResourceRecord => ({
+  ...resource,
+  status: 'disabled',
+  missing_since: resource.missing_since ?? now,
+});
 
 function changedOnly(existing: ResourceRecord[], next: Map<string, ResourceRecord>): ResourceRecord[] {
-  return existing.filter((resource) => tracked(resource) !== tracked(next.get(resource.id)!)).map((r) => next.get(r.id)!);
+  return existing
+    .filter((resource) => tracked(resource) !== tracked(next.get(resource.id)!))
+    .map((r) => next.get(r.id)!);
 }
 
 /** Applies one sync's routers to the stored resources (API.md §4.4); override fields are never touched. */
-export function reconcile(existing: ResourceRecord[], upstreamRouters: UpstreamRouter[], options: ReconcileOptions): ReconcileResult {
+export function reconcile(
+  existing: ResourceRecord[],
+  upstreamRouters: UpstreamRouter[],
+  options: ReconcileOptions,
+): ReconcileResult {
   const routers = eligible(upstreamRouters, options);
   if (routers.length === 0) return reconcileEmpty(existing, options);
 
@@ -112,13 +154,15 @@ export function reconcile(existing: ResourceRecord[], upstreamRouters: UpstreamR
     });
   }
 
-  const next = new Map(existing.map((resource) => {
-    const router = matched.get(resource.id);
-    const updated: ResourceRecord = router
-      ? { ...resource, ...discoveredFields(router, options.source), status: 'active', missing_since: null }
-      : disabled(resource, options.now);
-    return [resource.id, updated];
-  }));
+  const next = new Map(
+    existing.map((resource) => {
+      const router = matched.get(resource.id);
+      const updated: ResourceRecord = router
+        ? { ...resource, ...discoveredFields(router, options.source), status: 'active', missing_since: null }
+        : disabled(resource, options.now);
+      return [resource.id, updated];
+    }),
+  );
   const upserts = [...changedOnly(existing, next), ...created].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return { upserts, newEmptyStreak: 0, suspiciousEmpty: false, applied: true };
 }
@@ -131,5 +175,10 @@ function reconcileEmpty(existing: ResourceRecord[], options: ReconcileOptions): 
     return { upserts: [], newEmptyStreak, suspiciousEmpty, applied: false };
   }
   const next = new Map(existing.map((resource) => [resource.id, disabled(resource, options.now)]));
-  return { upserts: changedOnly(existing, next).sort((a, b) => (a.id < b.id ? -1 : 1)), newEmptyStreak, suspiciousEmpty, applied: true };
+  return {
+    upserts: changedOnly(existing, next).sort((a, b) => (a.id < b.id ? -1 : 1)),
+    newEmptyStreak,
+    suspiciousEmpty,
+    applied: true,
+  };
 }

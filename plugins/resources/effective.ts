@@ -52,7 +52,9 @@ export function outcomesFor(inputs: EffectiveInputs, records: ResourceRecord[]):
   for (const record of records) {
     const outcome = result.resources[record.id];
     const from = `/api/resources/${record.id}`;
-    const dangling = result.dangling_references.filter((d) => d.from === from).map((d) => `${d.ref} does not exist; the reference is skipped`);
+    const dangling = result.dangling_references
+      .filter((d) => d.from === from)
+      .map((d) => `${d.ref} does not exist; the reference is skipped`);
     outcomes.set(record.id, { ...outcome, warnings: [...outcome.warnings, ...dangling] });
   }
   return outcomes;

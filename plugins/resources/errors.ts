@@ -4,19 +4,30 @@ import { AppError, errors, validationError, type ErrorDetail } from '../../core/
 export const resourceErrors = {
   notFound: (id: string) => errors.notFound(`resource ${id} does not exist`),
   stillActive: (id: string) =>
-    new AppError(409, 'resource_active', `resource ${id} is still active upstream; only disabled resources can be deleted`),
+    new AppError(
+      409,
+      'resource_active',
+      `resource ${id} is still active upstream; only disabled resources can be deleted`,
+    ),
   disabled: (id: string) =>
-    errors.conflict(`resource ${id} is disabled (its router is missing upstream); its settings can only change while it is active`),
+    errors.conflict(
+      `resource ${id} is disabled (its router is missing upstream); its settings can only change while it is active`,
+    ),
   middlewareUnknown: (middlewareId: string) => errors.notFound(`middleware ${middlewareId} does not exist`),
   /** Bulk assignment: every unknown id in one 422, nothing applied. */
   middlewaresUnknown: (details: ErrorDetail[]) => validationError(details),
-  middlewareNotAssigned: (id: string, middlewareId: string) => errors.notFound(`middleware ${middlewareId} is not assigned to resource ${id}`),
+  middlewareNotAssigned: (id: string, middlewareId: string) =>
+    errors.notFound(`middleware ${middlewareId} is not assigned to resource ${id}`),
   externalNotFound: (id: string, name: string) => errors.notFound(`resource ${id} has no external middleware ${name}`),
   serviceUnknown: (serviceId: string) => errors.notFound(`service ${serviceId} does not exist`),
   serviceProtocol: (serviceId: string, protocol: string, wanted: string, pointer: string) =>
-    validationError([{ path: pointer, message: `service ${serviceId} is a ${protocol} service; a ${wanted} service is required` }]),
+    validationError([
+      { path: pointer, message: `service ${serviceId} is a ${protocol} service; a ${wanted} service is required` },
+    ]),
   noService: (id: string) => errors.notFound(`resource ${id} has no assigned service`),
   tcpWithoutHost: (id: string) =>
-    validationError([{ path: '/sni_rule', message: `is required: resource ${id} has no host to build HostSNI(\`<host>\`) from` }]),
+    validationError([
+      { path: '/sni_rule', message: `is required: resource ${id} has no host to build HostSNI(\`<host>\`) from` },
+    ]),
   mtlsUnavailable: (reason: string) => errors.conflict(`mTLS cannot be enabled for a resource: ${reason}`),
 };

@@ -34,20 +34,29 @@ export class FailureStreak {
   failed(source: string, error: string, at: string): void {
     if (error === this.error) {
       this.count++;
-      this.log.debug({ source, error, count: this.count, since: this.since }, 'discovery sync failed again; nothing changed');
+      this.log.debug(
+        { source, error, count: this.count, since: this.since },
+        'discovery sync failed again; nothing changed',
+      );
       return;
     }
     const previous = this.error === null ? {} : { previous_error: this.error, previous_count: this.count };
     this.error = error;
     this.count = 1;
     this.since = at;
-    this.log.warn({ source, error, count: 1, ...previous }, 'discovery sync failed; nothing changed (repeats of this error are counted, not logged, and polls back off)');
+    this.log.warn(
+      { source, error, count: 1, ...previous },
+      'discovery sync failed; nothing changed (repeats of this error are counted, not logged, and polls back off)',
+    );
   }
 
   /** Records a successful sync; logs the recovery when failures came before. */
   succeeded(source: string): void {
     if (this.error === null) return;
-    this.log.info({ source, failed_syncs: this.count, error: this.error, since: this.since }, `upstream reachable again after ${this.count} failed syncs`);
+    this.log.info(
+      { source, failed_syncs: this.count, error: this.error, since: this.since },
+      `upstream reachable again after ${this.count} failed syncs`,
+    );
     this.reset();
   }
 

@@ -56,11 +56,13 @@ declare module 'fastify' {
 
 async function resources(app: FastifyInstance, _options: GroupOptions): Promise<void> {
   const repository = new ResourceRepository();
-  repository.attach(await app.store.collection<ResourceFileData>({
-    name: 'resources',
-    schema: ResourceFile,
-    check: (_id, data) => fileConfigProblems(data.config),
-  }));
+  repository.attach(
+    await app.store.collection<ResourceFileData>({
+      name: 'resources',
+      schema: ResourceFile,
+      check: (_id, data) => fileConfigProblems(data.config),
+    }),
+  );
   const sources = app.datasources;
   const sync = new DiscoverySync({
     log: app.log.child({ component: 'discovery' }),
@@ -80,8 +82,14 @@ async function resources(app: FastifyInstance, _options: GroupOptions): Promise<
     mtlsUnavailable: () => mtlsUnavailableReason(app),
   });
 
-  app.middlewares.addReferenceSource({ referrers: (id) => service.middlewareReferrers(id), removeReferences: (id) => service.dropMiddleware(id) });
-  app.services.addReferenceSource({ referrers: (id) => service.serviceReferrers(id), removeReferences: (id) => service.dropService(id) });
+  app.middlewares.addReferenceSource({
+    referrers: (id) => service.middlewareReferrers(id),
+    removeReferences: (id) => service.dropMiddleware(id),
+  });
+  app.services.addReferenceSource({
+    referrers: (id) => service.serviceReferrers(id),
+    removeReferences: (id) => service.dropService(id),
+  });
 
   const poller = new DiscoveryPoller(sync, sources, app.log.child({ component: 'discovery' }));
   app.upstream.setSyncHandler((reason) => poller.request(reason).then(toOutcome));
@@ -124,7 +132,9 @@ function effectiveInputs(app: FastifyInstance, sync: DiscoverySync): EffectiveIn
     },
     service: (id) => {
       const s = app.services.get(id);
-      return s && s.source !== 'discovered' ? { id: s.id, name: s.name, type: s.type, protocol: s.protocol, config: s.config, source: s.source } : undefined;
+      return s && s.source !== 'discovered'
+        ? { id: s.id, name: s.name, type: s.type, protocol: s.protocol, config: s.config, source: s.source }
+        : undefined;
     },
     discovered: () => app.upstream.discoveredServices(),
     mtls: () => app.mtls.generatorState(),

@@ -11,11 +11,29 @@ import { backoffDelayMs } from './failure-streak.ts';
 
 export type SyncReason = 'startup' | 'interval' | 'forced' | 'source_changed';
 
-const NOT_RUNNING: SyncReport = { ok: false, error: 'discovery is stopped', changed: false, duration_ms: 0, routers: null, written: 0 };
-const NO_SOURCE: SyncReport = { ok: false, error: 'no active data source', changed: false, duration_ms: 0, routers: null, written: 0 };
+const NOT_RUNNING: SyncReport = {
+  ok: false,
+  error: 'discovery is stopped',
+  changed: false,
+  duration_ms: 0,
+  routers: null,
+  written: 0,
+};
+const NO_SOURCE: SyncReport = {
+  ok: false,
+  error: 'no active data source',
+  changed: false,
+  duration_ms: 0,
+  routers: null,
+  written: 0,
+};
 
 /** A sync report in the shape of the datasource contract. */
-export const toOutcome = (report: SyncReport): SyncOutcome => ({ ok: report.ok, error: report.error, changed: report.changed });
+export const toOutcome = (report: SyncReport): SyncOutcome => ({
+  ok: report.ok,
+  error: report.error,
+  changed: report.changed,
+});
 
 export class DiscoveryPoller {
   private tail: Promise<unknown> = Promise.resolve();
@@ -27,7 +45,11 @@ export class DiscoveryPoller {
   private unsubscribe: (() => void) | null = null;
   private activeKey: string | null = null;
 
-  constructor(private readonly sync: DiscoverySync, private readonly sources: Pick<DataSourceRegistry, 'active' | 'onChange'>, private readonly log: FastifyBaseLogger) {}
+  constructor(
+    private readonly sync: DiscoverySync,
+    private readonly sources: Pick<DataSourceRegistry, 'active' | 'onChange'>,
+    private readonly log: FastifyBaseLogger,
+  ) {}
 
   /** Starts the loop: the startup sync (not awaited here), the timer, the data source subscription. */
   start(): void {
@@ -115,5 +137,12 @@ export class DiscoveryPoller {
 function keyOf(active: ActiveSource | null): string | null {
   if (!active) return null;
   const { type, url, skip_tls_verify, basic_auth } = active.source;
-  return JSON.stringify([active.name, type, url, skip_tls_verify, basic_auth?.username ?? null, basic_auth?.password ?? null]);
+  return JSON.stringify([
+    active.name,
+    type,
+    url,
+    skip_tls_verify,
+    basic_auth?.username ?? null,
+    basic_auth?.password ?? null,
+  ]);
 }

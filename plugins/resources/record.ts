@@ -11,8 +11,19 @@ import type { ResourceFileData } from './schemas.ts';
 
 /** Fields refreshed by every sync; hand edits of these are ignored (API.md §3.3). */
 export const DISCOVERED_KEYS = [
-  'name', 'router', 'source', 'status', 'missing_since', 'rule', 'host', 'hosts', 'entrypoints', 'tls', 'priority',
-  'upstream_service', 'upstream_middlewares',
+  'name',
+  'router',
+  'source',
+  'status',
+  'missing_since',
+  'rule',
+  'host',
+  'hosts',
+  'entrypoints',
+  'tls',
+  'priority',
+  'upstream_service',
+  'upstream_middlewares',
 ] as const;
 export type DiscoveredPart = Pick<ResourceRecord, (typeof DISCOVERED_KEYS)[number]>;
 export type Overrides = Pick<ResourceRecord, 'middlewares' | 'external_middlewares' | 'service_id' | 'config'>;
@@ -22,7 +33,8 @@ export const DEFAULT_ASSIGNMENT_PRIORITY = 100;
 const INTEGER = /^-?[0-9]+$/;
 
 /** An assignment priority as stored: 0, null or absent become the default. */
-export const assignmentPriority = (value: number | null | undefined): number => (value ? value : DEFAULT_ASSIGNMENT_PRIORITY);
+export const assignmentPriority = (value: number | null | undefined): number =>
+  value ? value : DEFAULT_ASSIGNMENT_PRIORITY;
 
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -36,7 +48,8 @@ export const sortExternal = (list: ResourceRecord['external_middlewares']): Reso
 
 function priorityFromFile(value: number | string | null | undefined): Priority {
   if (typeof value === 'number') return value;
-  if (typeof value === 'string' && INTEGER.test(value)) return Number.isSafeInteger(Number(value)) ? Number(value) : BigInt(value);
+  if (typeof value === 'string' && INTEGER.test(value))
+    return Number.isSafeInteger(Number(value)) ? Number(value) : BigInt(value);
   return null;
 }
 
@@ -111,10 +124,16 @@ function stripUndefined<T extends object>(value: T): Partial<T> {
 /** Override fields of a file with their defaults, assignments sorted. */
 export function overridesFromFile(data: ResourceFileData): Overrides {
   return {
-    middlewares: sortAssigned((data.middlewares ?? []).map((m) => ({ id: m.id, priority: assignmentPriority(m.priority) }))),
-    external_middlewares: sortExternal((data.external_middlewares ?? []).map((e) => ({
-      name: e.name, priority: assignmentPriority(e.priority), provider: e.provider ?? null,
-    }))),
+    middlewares: sortAssigned(
+      (data.middlewares ?? []).map((m) => ({ id: m.id, priority: assignmentPriority(m.priority) })),
+    ),
+    external_middlewares: sortExternal(
+      (data.external_middlewares ?? []).map((e) => ({
+        name: e.name,
+        priority: assignmentPriority(e.priority),
+        provider: e.provider ?? null,
+      })),
+    ),
     service_id: data.service_id ?? null,
     config: fullConfig(data.config),
   };
@@ -138,5 +157,8 @@ export function toFile(record: ResourceRecord): ResourceFileData {
 
 /** Whether two discovered parts are equal (canonical JSON: BigInt exact, key order ignored). */
 export function sameDiscovered(a: DiscoveredPart, b: DiscoveredPart): boolean {
-  return stringifyCanonical(DISCOVERED_KEYS.map((k) => a[k] ?? null)) === stringifyCanonical(DISCOVERED_KEYS.map((k) => b[k] ?? null));
+  return (
+    stringifyCanonical(DISCOVERED_KEYS.map((k) => a[k] ?? null)) ===
+    stringifyCanonical(DISCOVERED_KEYS.map((k) => b[k] ?? null))
+  );
 }

@@ -9,7 +9,14 @@ import { matchingVersion } from '../../model/http.ts';
 import type { ResourceRecord } from '../../model/upstream-routers.ts';
 import { resourceErrors } from './errors.ts';
 import {
-  compose, discoveredFromFile, discoveredOf, overridesFromFile, sameDiscovered, toFile, type DiscoveredPart, type Overrides,
+  compose,
+  discoveredFromFile,
+  discoveredOf,
+  overridesFromFile,
+  sameDiscovered,
+  toFile,
+  type DiscoveredPart,
+  type Overrides,
 } from './record.ts';
 import type { ResourceFileData } from './schemas.ts';
 
@@ -21,7 +28,10 @@ export class ResourceRepository {
    * Records by id with what they were built from: an unchanged resource keeps its record object
    * across rebuilds of the list (the config generator's memo keys on that identity).
    */
-  private built = new Map<string, { stored: StoredObject<ResourceFileData>; part: DiscoveredPart; record: ResourceRecord }>();
+  private built = new Map<
+    string,
+    { stored: StoredObject<ResourceFileData>; part: DiscoveredPart; record: ResourceRecord }
+  >();
   private readonly listeners = new Set<() => void>();
 
   /** Connects the store collection and seeds the discovered parts from the files. */
@@ -40,11 +50,17 @@ export class ResourceRepository {
   /** Every resource, sorted by id. The array is shared: callers must not modify it. */
   records(): ResourceRecord[] {
     if (!this.cache) {
-      const built = new Map<string, { stored: StoredObject<ResourceFileData>; part: DiscoveredPart; record: ResourceRecord }>();
+      const built = new Map<
+        string,
+        { stored: StoredObject<ResourceFileData>; part: DiscoveredPart; record: ResourceRecord }
+      >();
       this.cache = this.collection.list().map((stored) => {
         const part = this.discovered.get(stored.id) ?? discoveredFromFile(stored.id, stored.data);
         const previous = this.built.get(stored.id);
-        const record = previous && previous.stored === stored && previous.part === part ? previous.record : compose(stored.id, part, overridesFromFile(stored.data));
+        const record =
+          previous && previous.stored === stored && previous.part === part
+            ? previous.record
+            : compose(stored.id, part, overridesFromFile(stored.data));
         built.set(stored.id, { stored, part, record });
         return record;
       });
@@ -67,20 +83,34 @@ export class ResourceRepository {
   drifted(id: string): boolean {
     const stored = this.collection.get(id);
     const trusted = this.discovered.get(id);
-    return stored !== undefined && trusted !== undefined && !sameDiscovered(discoveredFromFile(id, stored.data), trusted);
+    return (
+      stored !== undefined && trusted !== undefined && !sameDiscovered(discoveredFromFile(id, stored.data), trusted)
+    );
   }
 
   /**
    * Changes the overrides of one resource under the collection lock. `change` receives the record
    * built from the freshest file (so a concurrent hand edit is not lost) and returns new overrides.
    */
-  async updateOverrides(id: string, change: (record: ResourceRecord) => Overrides, ifMatch?: string): Promise<StoredObject<ResourceFileData>> {
+  async updateOverrides(
+    id: string,
+    change: (record: ResourceRecord) => Overrides,
+    ifMatch?: string,
+  ): Promise<StoredObject<ResourceFileData>> {
     if (!this.collection.has(id)) throw resourceErrors.notFound(id);
-    const stored = await this.collection.update(id, (fresh) => {
-      if (!fresh) throw resourceErrors.notFound(id);
-      const record = compose(id, this.discovered.get(id) ?? discoveredFromFile(id, fresh.data), overridesFromFile(fresh.data));
-      return toFile({ ...record, ...change(record) });
-    }, { expect: matchingVersion(ifMatch) });
+    const stored = await this.collection.update(
+      id,
+      (fresh) => {
+        if (!fresh) throw resourceErrors.notFound(id);
+        const record = compose(
+          id,
+          this.discovered.get(id) ?? discoveredFromFile(id, fresh.data),
+          overridesFromFile(fresh.data),
+        );
+        return toFile({ ...record, ...change(record) });
+      },
+      { expect: matchingVersion(ifMatch) },
+    );
     return stored!;
   }
 
@@ -111,20 +141,23 @@ export class ResourceRepository {
     }
     this.changed();
     const written = new Set<string>();
-    await this.collection.updateMany(todo.map(({ record, isNew }) => ({
-      id: record.id,
-      mutate: (fresh: StoredObject<ResourceFileData> | undefined) => {
-        if (!fresh) {
-          if (!isNew) return undefined;
+    await this.collection.updateMany(
+      todo.map(({ record, isNew }) => ({
+        id: record.id,
+        mutate: (fresh: StoredObject<ResourceFileData> | undefined) => {
+          if (!fresh) {
+            if (!isNew) return undefined;
+            written.add(record.id);
+            return toFile(record);
+          }
+          const part = discoveredOf(record);
+          if (sameDiscovered(discoveredFromFile(record.id, fresh.data), part)) return undefined;
           written.add(record.id);
-          return toFile(record);
-        }
-        const part = discoveredOf(record);
-        if (sameDiscovered(discoveredFromFile(record.id, fresh.data), part)) return undefined;
-        written.add(record.id);
-        return toFile(compose(record.id, part, overridesFromFile(fresh.data)));
-      },
-    })), { source: 'discovery' });
+          return toFile(compose(record.id, part, overridesFromFile(fresh.data)));
+        },
+      })),
+      { source: 'discovery' },
+    );
     for (const { record } of todo) if (!this.collection.has(record.id)) this.discovered.delete(record.id);
     return entries.map(({ record }) => written.has(record.id));
   }
@@ -137,7 +170,8 @@ export class ResourceRepository {
   private onStoreChange(event: ChangeEvent<ResourceFileData>): void {
     if (event.type === 'delete') this.discovered.delete(event.id);
     // a file added by hand (or our own create) brings its discovered part; known ids keep theirs
-    else if (!this.discovered.has(event.id) && event.object) this.discovered.set(event.id, discoveredFromFile(event.id, event.object.data));
+    else if (!this.discovered.has(event.id) && event.object)
+      this.discovered.set(event.id, discoveredFromFile(event.id, event.object.data));
     this.changed();
   }
 

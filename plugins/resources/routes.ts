@@ -7,8 +7,19 @@ import { installCodecs } from './codecs.ts';
 import { CONFIG_KINDS } from '../../model/resource-config.ts';
 import { resourceErrors } from './errors.ts';
 import {
-  assignSchema, bulkSchema, configSchema, deleteSchema, externalDeleteSchema, externalListSchema, externalUpsertSchema, getSchema,
-  listSchema, serviceAssignSchema, serviceGetSchema, serviceRemoveSchema, unassignSchema,
+  assignSchema,
+  bulkSchema,
+  configSchema,
+  deleteSchema,
+  externalDeleteSchema,
+  externalListSchema,
+  externalUpsertSchema,
+  getSchema,
+  listSchema,
+  serviceAssignSchema,
+  serviceGetSchema,
+  serviceRemoveSchema,
+  unassignSchema,
 } from './schemas.ts';
 import type { ResourceService } from './service.ts';
 import type { ResourceView } from './views.ts';
@@ -17,7 +28,10 @@ const auth = { auth: 'config' as const };
 const sendOne = (reply: FastifyReply, view: ResourceView) => reply.header('etag', quoteEtag(view.etag)).send(view);
 
 /** The routes; `service` holds the logic. */
-export async function resourceRoutes(parent: FastifyInstance, { service }: { service: ResourceService }): Promise<void> {
+export async function resourceRoutes(
+  parent: FastifyInstance,
+  { service }: { service: ResourceService },
+): Promise<void> {
   const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
   installCodecs(scope);
   const base = '/api/resources/:id';
@@ -29,7 +43,8 @@ export async function resourceRoutes(parent: FastifyInstance, { service }: { ser
   scope.get(base, { config: auth, schema: getSchema }, async (request, reply) => {
     const view = service.get(request.params.id);
     if (!view) throw resourceErrors.notFound(request.params.id);
-    if (ifNoneMatchHits(request.headers['if-none-match'], view.etag)) return reply.header('etag', quoteEtag(view.etag)).code(304).send();
+    if (ifNoneMatchHits(request.headers['if-none-match'], view.etag))
+      return reply.header('etag', quoteEtag(view.etag)).code(304).send();
     return sendOne(reply, view);
   });
 
@@ -40,32 +55,51 @@ export async function resourceRoutes(parent: FastifyInstance, { service }: { ser
 
   // ---- middlewares of ours ----
   scope.post(`${base}/middlewares`, { config: auth, schema: assignSchema }, async (request, reply) =>
-    sendOne(reply, await service.assignMiddleware(request.params.id, request.body, ifMatchOf(request))));
+    sendOne(reply, await service.assignMiddleware(request.params.id, request.body, ifMatchOf(request))),
+  );
 
   scope.post(`${base}/middlewares/bulk`, { config: auth, schema: bulkSchema }, async (request, reply) =>
-    sendOne(reply, await service.bulkAssign(request.params.id, request.body, ifMatchOf(request))));
+    sendOne(reply, await service.bulkAssign(request.params.id, request.body, ifMatchOf(request))),
+  );
 
-  scope.delete(`${base}/middlewares/:middlewareId`, { config: auth, schema: unassignSchema }, async (request, reply) => {
-    await service.unassignMiddleware(request.params.id, request.params.middlewareId, ifMatchOf(request));
-    return reply.code(204).send();
-  });
+  scope.delete(
+    `${base}/middlewares/:middlewareId`,
+    { config: auth, schema: unassignSchema },
+    async (request, reply) => {
+      await service.unassignMiddleware(request.params.id, request.params.middlewareId, ifMatchOf(request));
+      return reply.code(204).send();
+    },
+  );
 
   // ---- external middleware references ----
-  scope.get(`${base}/external-middlewares`, { config: auth, schema: externalListSchema }, async (request) => service.externals(request.params.id));
+  scope.get(`${base}/external-middlewares`, { config: auth, schema: externalListSchema }, async (request) =>
+    service.externals(request.params.id),
+  );
 
-  scope.post(`${base}/external-middlewares`, { config: auth, schema: externalUpsertSchema, preValidation: aliasHook('external') }, async (request, reply) =>
-    sendOne(reply, await service.upsertExternal(request.params.id, request.body, ifMatchOf(request))));
+  scope.post(
+    `${base}/external-middlewares`,
+    { config: auth, schema: externalUpsertSchema, preValidation: aliasHook('external') },
+    async (request, reply) =>
+      sendOne(reply, await service.upsertExternal(request.params.id, request.body, ifMatchOf(request))),
+  );
 
-  scope.delete(`${base}/external-middlewares/:name`, { config: auth, schema: externalDeleteSchema }, async (request, reply) => {
-    await service.removeExternal(request.params.id, request.params.name, ifMatchOf(request));
-    return reply.code(204).send();
-  });
+  scope.delete(
+    `${base}/external-middlewares/:name`,
+    { config: auth, schema: externalDeleteSchema },
+    async (request, reply) => {
+      await service.removeExternal(request.params.id, request.params.name, ifMatchOf(request));
+      return reply.code(204).send();
+    },
+  );
 
   // ---- service ----
-  scope.get(`${base}/service`, { config: auth, schema: serviceGetSchema }, async (request) => service.serviceAssignment(request.params.id));
+  scope.get(`${base}/service`, { config: auth, schema: serviceGetSchema }, async (request) =>
+    service.serviceAssignment(request.params.id),
+  );
 
   scope.post(`${base}/service`, { config: auth, schema: serviceAssignSchema }, async (request, reply) =>
-    sendOne(reply, await service.assignService(request.params.id, request.body.service_id, ifMatchOf(request))));
+    sendOne(reply, await service.assignService(request.params.id, request.body.service_id, ifMatchOf(request))),
+  );
 
   scope.delete(`${base}/service`, { config: auth, schema: serviceRemoveSchema }, async (request, reply) => {
     await service.removeService(request.params.id, ifMatchOf(request));
@@ -74,7 +108,11 @@ export async function resourceRoutes(parent: FastifyInstance, { service }: { ser
 
   // ---- config sub-objects: one route per kind, each with its schema and aliases ----
   for (const kind of CONFIG_KINDS) {
-    scope.put(`${base}/config/${kind}`, { config: auth, schema: configSchema(kind), preValidation: aliasHook(kind) }, async (request, reply) =>
-      sendOne(reply, await service.putConfig(kind, request.params.id, request.body, ifMatchOf(request))));
+    scope.put(
+      `${base}/config/${kind}`,
+      { config: auth, schema: configSchema(kind), preValidation: aliasHook(kind) },
+      async (request, reply) =>
+        sendOne(reply, await service.putConfig(kind, request.params.id, request.body, ifMatchOf(request))),
+    );
   }
 }

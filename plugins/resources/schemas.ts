@@ -10,7 +10,11 @@ export const EXTERNAL_NAME_PATTERN = '^[A-Za-z0-9._-]+(@[A-Za-z0-9._-]+){0,1}$';
 const PROVIDER_PATTERN = '^[A-Za-z0-9._-]+$';
 
 /** Assignment priority: 1–10000, higher runs first; 0, null or absent = 100. */
-const AssignmentPriority = Type.Integer({ minimum: 0, maximum: 10000, description: '1–10000, higher runs first; 0 or absent = 100' });
+const AssignmentPriority = Type.Integer({
+  minimum: 0,
+  maximum: 10000,
+  description: '1–10000, higher runs first; 0 or absent = 100',
+});
 
 const StoredTls = Type.Object({
   cert_resolver: Nullable(Type.String()),
@@ -23,50 +27,74 @@ const StoredTls = Type.Object({
  * so a file may hold overrides only (API.md §4.9 example); unsafe integer priorities are stored as
  * digit strings because YAML readers would round them.
  */
-export const ResourceFile = Type.Object({
-  name: Type.Optional(Type.String()),
-  router: Type.Optional(Type.String()),
-  source: Type.Optional(SourceKind),
-  status: Type.Optional(Status),
-  missing_since: Type.Optional(Nullable(Type.String())),
-  rule: Type.Optional(Type.String()),
-  host: Type.Optional(Nullable(Type.String())),
-  hosts: Type.Optional(Type.Array(Type.String())),
-  entrypoints: Type.Optional(Type.Array(Type.String())),
-  tls: Type.Optional(Nullable(StoredTls)),
-  priority: Type.Optional(Nullable(Type.Union([Type.Integer(), Type.String({ pattern: '^-?[0-9]+$' })]))),
-  upstream_service: Type.Optional(Type.String()),
-  upstream_middlewares: Type.Optional(Type.Array(Type.String())),
-  middlewares: Type.Optional(Type.Array(Type.Object({ id: Slug, priority: Type.Optional(Nullable(AssignmentPriority)) }))),
-  external_middlewares: Type.Optional(Type.Array(Type.Object({
-    name: Type.String({ pattern: EXTERNAL_NAME_PATTERN }),
-    priority: Type.Optional(Nullable(AssignmentPriority)),
-    provider: Type.Optional(Nullable(Type.String({ pattern: PROVIDER_PATTERN }))),
-  }))),
-  service_id: Type.Optional(Nullable(Slug)),
-  config: Type.Optional(ConfigFile),
-}, { additionalProperties: false });
+export const ResourceFile = Type.Object(
+  {
+    name: Type.Optional(Type.String()),
+    router: Type.Optional(Type.String()),
+    source: Type.Optional(SourceKind),
+    status: Type.Optional(Status),
+    missing_since: Type.Optional(Nullable(Type.String())),
+    rule: Type.Optional(Type.String()),
+    host: Type.Optional(Nullable(Type.String())),
+    hosts: Type.Optional(Type.Array(Type.String())),
+    entrypoints: Type.Optional(Type.Array(Type.String())),
+    tls: Type.Optional(Nullable(StoredTls)),
+    priority: Type.Optional(Nullable(Type.Union([Type.Integer(), Type.String({ pattern: '^-?[0-9]+$' })]))),
+    upstream_service: Type.Optional(Type.String()),
+    upstream_middlewares: Type.Optional(Type.Array(Type.String())),
+    middlewares: Type.Optional(
+      Type.Array(Type.Object({ id: Slug, priority: Type.Optional(Nullable(AssignmentPriority)) })),
+    ),
+    external_middlewares: Type.Optional(
+      Type.Array(
+        Type.Object({
+          name: Type.String({ pattern: EXTERNAL_NAME_PATTERN }),
+          priority: Type.Optional(Nullable(AssignmentPriority)),
+          provider: Type.Optional(Nullable(Type.String({ pattern: PROVIDER_PATTERN }))),
+        }),
+      ),
+    ),
+    service_id: Type.Optional(Nullable(Slug)),
+    config: Type.Optional(ConfigFile),
+  },
+  { additionalProperties: false },
+);
 export type ResourceFileData = Static<typeof ResourceFile>;
 
 // ---- request bodies ----
 
-export const AssignBody = Type.Object({
-  middleware_id: Slug,
-  priority: Type.Optional(Nullable(AssignmentPriority)),
-}, { additionalProperties: false });
+export const AssignBody = Type.Object(
+  {
+    middleware_id: Slug,
+    priority: Type.Optional(Nullable(AssignmentPriority)),
+  },
+  { additionalProperties: false },
+);
 export type AssignBodyType = Static<typeof AssignBody>;
 
-export const BulkAssignBody = Type.Object({
-  middlewares: Type.Array(AssignBody, { minItems: 1, maxItems: 100 }),
-  replace: Type.Optional(Type.Boolean({ description: 'true: the list replaces every assignment; false (default): upsert each' })),
-}, { additionalProperties: false });
+export const BulkAssignBody = Type.Object(
+  {
+    middlewares: Type.Array(AssignBody, { minItems: 1, maxItems: 100 }),
+    replace: Type.Optional(
+      Type.Boolean({ description: 'true: the list replaces every assignment; false (default): upsert each' }),
+    ),
+  },
+  { additionalProperties: false },
+);
 export type BulkAssignBodyType = Static<typeof BulkAssignBody>;
 
-export const ExternalBody = Type.Object({
-  name: Type.String({ pattern: EXTERNAL_NAME_PATTERN, maxLength: 256, description: 'e.g. crowdsec@file (alias: middleware_name)' }),
-  priority: Type.Optional(Nullable(AssignmentPriority)),
-  provider: Type.Optional(Nullable(Type.String({ pattern: PROVIDER_PATTERN, maxLength: 64 }))),
-}, { additionalProperties: false });
+export const ExternalBody = Type.Object(
+  {
+    name: Type.String({
+      pattern: EXTERNAL_NAME_PATTERN,
+      maxLength: 256,
+      description: 'e.g. crowdsec@file (alias: middleware_name)',
+    }),
+    priority: Type.Optional(Nullable(AssignmentPriority)),
+    provider: Type.Optional(Nullable(Type.String({ pattern: PROVIDER_PATTERN, maxLength: 64 }))),
+  },
+  { additionalProperties: false },
+);
 export type ExternalBodyType = Static<typeof ExternalBody>;
 
 export const ServiceBody = Type.Object({ service_id: Slug }, { additionalProperties: false });
@@ -89,7 +117,11 @@ export const Resource = Type.Object({
   entrypoints: Type.Array(Type.String()),
   tls: Nullable(StoredTls),
   // a BigInt above 2^53−1 is written digit for digit by the group's serializer (codecs.ts)
-  priority: Nullable(Type.Unsafe<number | bigint>(Type.Integer({ description: 'upstream priority, exact: may exceed 2^53−1 (written digit for digit)' }))),
+  priority: Nullable(
+    Type.Unsafe<number | bigint>(
+      Type.Integer({ description: 'upstream priority, exact: may exceed 2^53−1 (written digit for digit)' }),
+    ),
+  ),
   upstream_service: Type.String(),
   upstream_middlewares: Type.Array(Type.String()),
   middlewares: Type.Array(Assigned, { description: 'priority desc, then id' }),
@@ -114,27 +146,94 @@ export const ResourceListQuery = Type.Object({
 export type ResourceListFilter = Static<typeof ResourceListQuery>;
 
 export const MiddlewareParams = Type.Object({ id: Slug, middlewareId: Slug });
-export const ExternalParams = Type.Object({ id: Slug, name: Type.String({ pattern: EXTERNAL_NAME_PATTERN, maxLength: 256 }) });
+export const ExternalParams = Type.Object({
+  id: Slug,
+  name: Type.String({ pattern: EXTERNAL_NAME_PATTERN, maxLength: 256 }),
+});
 
 const Empty = NoBody;
 const tags = ['resources'];
 const one = { 200: Resource, ...ErrorResponses };
 
-export const listSchema = { tags, summary: 'List resources', querystring: ResourceListQuery, response: { 200: Type.Array(Resource), ...ErrorResponses } };
-export const getSchema = { tags, summary: 'Read one resource', params: IdParams, response: { 200: Resource, 304: Empty, ...ErrorResponses } };
-export const deleteSchema = { tags, summary: 'Delete a disabled resource', params: IdParams, response: { 204: Empty, ...ErrorResponses } };
-export const assignSchema = { tags, summary: 'Assign a middleware (upsert)', params: IdParams, body: AssignBody, response: one };
-export const bulkSchema = { tags, summary: 'Assign several middlewares (all or nothing)', params: IdParams, body: BulkAssignBody, response: one };
-export const unassignSchema = { tags, summary: 'Remove a middleware assignment', params: MiddlewareParams, response: { 204: Empty, ...ErrorResponses } };
-export const externalListSchema = { tags, summary: 'List external middleware references', params: IdParams, response: { 200: Type.Array(External), ...ErrorResponses } };
-export const externalUpsertSchema = { tags, summary: 'Add or change an external middleware reference', params: IdParams, body: ExternalBody, response: one };
-export const externalDeleteSchema = { tags, summary: 'Remove an external middleware reference', params: ExternalParams, response: { 204: Empty, ...ErrorResponses } };
-export const serviceGetSchema = {
-  tags, summary: 'Read the assigned service', params: IdParams,
-  response: { 200: Type.Object({ resource_id: Type.String(), service_id: Type.String(), service: Nullable(Service) }), ...ErrorResponses },
+export const listSchema = {
+  tags,
+  summary: 'List resources',
+  querystring: ResourceListQuery,
+  response: { 200: Type.Array(Resource), ...ErrorResponses },
 };
-export const serviceAssignSchema = { tags, summary: 'Assign a service', params: IdParams, body: ServiceBody, response: one };
-export const serviceRemoveSchema = { tags, summary: 'Remove the service assignment', params: IdParams, response: { 204: Empty, ...ErrorResponses } };
+export const getSchema = {
+  tags,
+  summary: 'Read one resource',
+  params: IdParams,
+  response: { 200: Resource, 304: Empty, ...ErrorResponses },
+};
+export const deleteSchema = {
+  tags,
+  summary: 'Delete a disabled resource',
+  params: IdParams,
+  response: { 204: Empty, ...ErrorResponses },
+};
+export const assignSchema = {
+  tags,
+  summary: 'Assign a middleware (upsert)',
+  params: IdParams,
+  body: AssignBody,
+  response: one,
+};
+export const bulkSchema = {
+  tags,
+  summary: 'Assign several middlewares (all or nothing)',
+  params: IdParams,
+  body: BulkAssignBody,
+  response: one,
+};
+export const unassignSchema = {
+  tags,
+  summary: 'Remove a middleware assignment',
+  params: MiddlewareParams,
+  response: { 204: Empty, ...ErrorResponses },
+};
+export const externalListSchema = {
+  tags,
+  summary: 'List external middleware references',
+  params: IdParams,
+  response: { 200: Type.Array(External), ...ErrorResponses },
+};
+export const externalUpsertSchema = {
+  tags,
+  summary: 'Add or change an external middleware reference',
+  params: IdParams,
+  body: ExternalBody,
+  response: one,
+};
+export const externalDeleteSchema = {
+  tags,
+  summary: 'Remove an external middleware reference',
+  params: ExternalParams,
+  response: { 204: Empty, ...ErrorResponses },
+};
+export const serviceGetSchema = {
+  tags,
+  summary: 'Read the assigned service',
+  params: IdParams,
+  response: {
+    200: Type.Object({ resource_id: Type.String(), service_id: Type.String(), service: Nullable(Service) }),
+    ...ErrorResponses,
+  },
+};
+export const serviceAssignSchema = {
+  tags,
+  summary: 'Assign a service',
+  params: IdParams,
+  body: ServiceBody,
+  response: one,
+};
+export const serviceRemoveSchema = {
+  tags,
+  summary: 'Remove the service assignment',
+  params: IdParams,
+  response: { 204: Empty, ...ErrorResponses },
+};
 
 /** Route schema of `PUT /api/resources/:id/config/<kind>`. */
 export function configSchema(kind: ConfigKind) {

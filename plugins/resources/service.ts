@@ -23,8 +23,12 @@ export interface ResourceServiceDeps {
   mtlsUnavailable(): string | null;
 }
 
-const overridesOf = (r: ResourceRecord): Overrides =>
-  ({ middlewares: r.middlewares, external_middlewares: r.external_middlewares, service_id: r.service_id, config: r.config });
+const overridesOf = (r: ResourceRecord): Overrides => ({
+  middlewares: r.middlewares,
+  external_middlewares: r.external_middlewares,
+  service_id: r.service_id,
+  config: r.config,
+});
 
 /** Throws 409 conflict unless the resource is active (settings change only while it is). */
 function requireActive(record: ResourceRecord): void {
@@ -60,9 +64,13 @@ export class ResourceService {
 
   /** DELETE: only disabled resources; the file (and with it every assignment) goes. */
   async remove(id: string, ifMatch?: string): Promise<void> {
-    await this.deps.repository.delete(id, (record) => {
-      if (record.status === 'active') throw resourceErrors.stillActive(id);
-    }, ifMatch);
+    await this.deps.repository.delete(
+      id,
+      (record) => {
+        if (record.status === 'active') throw resourceErrors.stillActive(id);
+      },
+      ifMatch,
+    );
   }
 
   async assignMiddleware(id: string, body: AssignBodyType, ifMatch?: string): Promise<ResourceView> {
@@ -79,7 +87,10 @@ export class ResourceService {
     const unknown = body.middlewares
       .map((item, index) => ({ item, index }))
       .filter(({ item }) => !this.deps.middlewareExists(item.middleware_id))
-      .map(({ item, index }) => ({ path: `/middlewares/${index}/middleware_id`, message: `middleware ${item.middleware_id} does not exist` }));
+      .map(({ item, index }) => ({
+        path: `/middlewares/${index}/middleware_id`,
+        message: `middleware ${item.middleware_id} does not exist`,
+      }));
     return this.write(id, ifMatch, (record) => {
       requireActive(record);
       if (unknown.length > 0) throw resourceErrors.middlewaresUnknown(unknown);
@@ -89,7 +100,8 @@ export class ResourceService {
 
   async unassignMiddleware(id: string, middlewareId: string, ifMatch?: string): Promise<void> {
     await this.write(id, ifMatch, (record) => {
-      if (!record.middlewares.some((m) => m.id === middlewareId)) throw resourceErrors.middlewareNotAssigned(id, middlewareId);
+      if (!record.middlewares.some((m) => m.id === middlewareId))
+        throw resourceErrors.middlewareNotAssigned(id, middlewareId);
       return { middlewares: record.middlewares.filter((m) => m.id !== middlewareId) };
     });
   }
@@ -106,7 +118,9 @@ export class ResourceService {
     const entry = { name: body.name, priority: assignmentPriority(body.priority), provider: body.provider ?? null };
     return this.write(id, ifMatch, (record) => {
       requireActive(record);
-      return { external_middlewares: sortExternal([...record.external_middlewares.filter((e) => e.name !== body.name), entry]) };
+      return {
+        external_middlewares: sortExternal([...record.external_middlewares.filter((e) => e.name !== body.name), entry]),
+      };
     });
   }
 
@@ -129,7 +143,8 @@ export class ResourceService {
     if (!this.deps.repository.record(id)) throw resourceErrors.notFound(id);
     const service = this.deps.service(serviceId);
     if (!service) throw resourceErrors.serviceUnknown(serviceId);
-    if (service.protocol !== 'http') throw resourceErrors.serviceProtocol(serviceId, service.protocol, 'http', '/service_id');
+    if (service.protocol !== 'http')
+      throw resourceErrors.serviceProtocol(serviceId, service.protocol, 'http', '/service_id');
     return this.write(id, ifMatch, (record) => {
       requireActive(record);
       return { service_id: serviceId };
@@ -144,7 +159,12 @@ export class ResourceService {
   }
 
   /** PUT /config/<kind>: replaces that whole sub-object. */
-  async putConfig<K extends ConfigKind>(kind: K, id: string, body: ConfigBody<K>, ifMatch?: string): Promise<ResourceView> {
+  async putConfig<K extends ConfigKind>(
+    kind: K,
+    id: string,
+    body: ConfigBody<K>,
+    ifMatch?: string,
+  ): Promise<ResourceView> {
     const value = canonicalConfig(kind, body);
     return this.write(id, ifMatch, (record) => {
       requireActive(record);
@@ -155,19 +175,25 @@ export class ResourceService {
 
   /** API paths of resources assigning middleware `middlewareId` (reference source of the middlewares group). */
   middlewareReferrers(middlewareId: string): { path: string }[] {
-    return this.deps.repository.records().filter((r) => r.middlewares.some((m) => m.id === middlewareId)).map((r) => ({ path: `/api/resources/${r.id}` }));
+    return this.deps.repository
+      .records()
+      .filter((r) => r.middlewares.some((m) => m.id === middlewareId))
+      .map((r) => ({ path: `/api/resources/${r.id}` }));
   }
 
   /** DELETE /api/middlewares/:id?force=true: drops every assignment of it. */
   async dropMiddleware(middlewareId: string): Promise<void> {
     for (const { path } of this.middlewareReferrers(middlewareId)) {
-      await this.write(path.split('/').pop()!, undefined, (record) => ({ middlewares: record.middlewares.filter((m) => m.id !== middlewareId) }));
+      await this.write(path.split('/').pop()!, undefined, (record) => ({
+        middlewares: record.middlewares.filter((m) => m.id !== middlewareId),
+      }));
     }
   }
 
   /** API paths of resources using service `serviceId` as `service_id` or `config.tcp.service_id`. */
   serviceReferrers(serviceId: string): { path: string }[] {
-    return this.deps.repository.records()
+    return this.deps.repository
+      .records()
       .filter((r) => r.service_id === serviceId || r.config.tcp.service_id === serviceId)
       .map((r) => ({ path: `/api/resources/${r.id}` }));
   }
@@ -177,13 +203,24 @@ export class ResourceService {
     for (const { path } of this.serviceReferrers(serviceId)) {
       await this.write(path.split('/').pop()!, undefined, (record) => ({
         service_id: record.service_id === serviceId ? null : record.service_id,
-        config: record.config.tcp.service_id === serviceId ? { ...record.config, tcp: { ...record.config.tcp, service_id: null } } : record.config,
+        config:
+          record.config.tcp.service_id === serviceId
+            ? { ...record.config, tcp: { ...record.config.tcp, service_id: null } }
+            : record.config,
       }));
     }
   }
 
-  private async write(id: string, ifMatch: string | undefined, change: (record: ResourceRecord) => Partial<Overrides>): Promise<ResourceView> {
-    await this.deps.repository.updateOverrides(id, (record) => ({ ...overridesOf(record), ...change(record) }), ifMatch);
+  private async write(
+    id: string,
+    ifMatch: string | undefined,
+    change: (record: ResourceRecord) => Partial<Overrides>,
+  ): Promise<ResourceView> {
+    await this.deps.repository.updateOverrides(
+      id,
+      (record) => ({ ...overridesOf(record), ...change(record) }),
+      ifMatch,
+    );
     return this.view(id);
   }
 
@@ -194,8 +231,12 @@ export class ResourceService {
 }
 
 /** Upserts assignments by middleware id (later items win), sorted priority desc then id. */
-function upsertAssigned(current: ResourceRecord['middlewares'], items: AssignBodyType[]): ResourceRecord['middlewares'] {
+function upsertAssigned(
+  current: ResourceRecord['middlewares'],
+  items: AssignBodyType[],
+): ResourceRecord['middlewares'] {
   const byId = new Map(current.map((m) => [m.id, m]));
-  for (const item of items) byId.set(item.middleware_id, { id: item.middleware_id, priority: assignmentPriority(item.priority) });
+  for (const item of items)
+    byId.set(item.middleware_id, { id: item.middleware_id, priority: assignmentPriority(item.priority) });
   return sortAssigned([...byId.values()]);
 }

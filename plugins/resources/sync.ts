@@ -7,7 +7,13 @@ import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { YamlStore } from '../../core/store/types.ts';
 import { discoveredServicesFrom, servicesFromPangolin, servicesFromTraefik } from '../../model/discovered-services.ts';
-import { ownObjectMatcher, routersFromPangolin, routersFromTraefik, splitKey, type UpstreamRouter } from '../../model/upstream-routers.ts';
+import {
+  ownObjectMatcher,
+  routersFromPangolin,
+  routersFromTraefik,
+  splitKey,
+  type UpstreamRouter,
+} from '../../model/upstream-routers.ts';
 import { parseLossless, stringifyCanonical } from '../../model/lossless-json.ts';
 import type { DiscoveredService, UpstreamState } from '../../model/upstream-state.ts';
 import { fetchPangolinConfig, fetchTraefikRouters, fetchTraefikServices } from '../datasource/index.ts';
@@ -101,9 +107,21 @@ export class DiscoverySync {
     this.lastWasNonEmpty = routersFromPangolin(body).length > 0;
     const services = discoveredServicesFrom(servicesFromPangolin(body), { takenIds: this.deps.ownServiceIds() });
     const fetchedAt = this.deps.now().toISOString();
-    this.deps.upstream.update({ mode: 'pangolin', source: active.name, body: body as Record<string, unknown>, hash: this.cachedHash, fetched_at: fetchedAt }, services);
+    this.deps.upstream.update(
+      {
+        mode: 'pangolin',
+        source: active.name,
+        body: body as Record<string, unknown>,
+        hash: this.cachedHash,
+        fetched_at: fetchedAt,
+      },
+      services,
+    );
     this.deps.upstream.stale = true;
-    this.deps.log.info({ source: active.name }, 'loaded the cached upstream body (stale until the first successful fetch)');
+    this.deps.log.info(
+      { source: active.name },
+      'loaded the cached upstream body (stale until the first successful fetch)',
+    );
   }
 
   /** One sync of `active`; never throws. */
@@ -111,10 +129,19 @@ export class DiscoverySync {
     const started = performance.now();
     const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
     await this.useSource(active);
-    const fetched = active.source.type === 'pangolin' ? await this.fetchPangolin(active, signal) : await this.fetchTraefik(active, signal);
+    const fetched =
+      active.source.type === 'pangolin'
+        ? await this.fetchPangolin(active, signal)
+        : await this.fetchTraefik(active, signal);
     const at = this.deps.now().toISOString();
     if ('error' in fetched) {
-      this.deps.upstream.recordSync(active.name, { at, ok: false, error: fetched.error, routers: null, empty_streak: this.emptyStreak });
+      this.deps.upstream.recordSync(active.name, {
+        at,
+        ok: false,
+        error: fetched.error,
+        routers: null,
+        empty_streak: this.emptyStreak,
+      });
       this.failures.failed(active.name, fetched.error, at);
       return { ok: false, error: fetched.error, changed: false, duration_ms: elapsed(), routers: null, written: 0 };
     }
@@ -131,9 +158,22 @@ export class DiscoverySync {
     this.failures.succeeded(active.name);
     const published = applied.applied ? await this.publish(active, fetched, at) : false;
     if (applied.applied) this.lastWasNonEmpty = applied.emptyStreak === 0;
-    this.deps.upstream.recordSync(active.name, { at, ok: true, error: null, routers: fetched.routerCount, empty_streak: this.emptyStreak });
+    this.deps.upstream.recordSync(active.name, {
+      at,
+      ok: true,
+      error: null,
+      routers: fetched.routerCount,
+      empty_streak: this.emptyStreak,
+    });
     this.logResult(active, fetched, applied, published, elapsed());
-    return { ok: true, error: null, changed: applied.written > 0 || published, duration_ms: elapsed(), routers: fetched.routerCount, written: applied.written };
+    return {
+      ok: true,
+      error: null,
+      changed: applied.written > 0 || published,
+      duration_ms: elapsed(),
+      routers: fetched.routerCount,
+      written: applied.written,
+    };
   }
 
   private async fetchPangolin(active: ActiveSource, signal: AbortSignal): Promise<Fetched | { error: string }> {
@@ -141,20 +181,42 @@ export class DiscoverySync {
     if (!result.ok) return { error: result.error };
     const routers = routersFromPangolin(result.body);
     const services = discoveredServicesFrom(servicesFromPangolin(result.body), { takenIds: this.deps.ownServiceIds() });
-    return { routers, routerCount: routers.length, hash: result.hash, body: result.body, text: result.text, services, traefikRouters: null };
+    return {
+      routers,
+      routerCount: routers.length,
+      hash: result.hash,
+      body: result.body,
+      text: result.text,
+      services,
+      traefikRouters: null,
+    };
   }
 
   private async fetchTraefik(active: ActiveSource, signal: AbortSignal): Promise<Fetched | { error: string }> {
-    const [routers, services] = await Promise.all([fetchTraefikRouters(active.source, { signal }), fetchTraefikServices(active.source, { signal })]);
+    const [routers, services] = await Promise.all([
+      fetchTraefikRouters(active.source, { signal }),
+      fetchTraefikServices(active.source, { signal }),
+    ]);
     if (!routers.ok) return { error: routers.error };
     if (!services.ok) return { error: services.error };
     const isOwn = this.ownRouterMatcher('traefik');
     // our own routers change with our overrides: leaving them out keeps the hash (and G1) quiet
     const list = routers.items.filter((item) => typeof item.name !== 'string' || !isOwn(item.name));
     const ownServiceIds = this.deps.ownServiceIds();
-    const discovered = discoveredServicesFrom(servicesFromTraefik(services), { isOwnService: ownObjectMatcher(ownServiceIds), takenIds: ownServiceIds });
+    const discovered = discoveredServicesFrom(servicesFromTraefik(services), {
+      isOwnService: ownObjectMatcher(ownServiceIds),
+      takenIds: ownServiceIds,
+    });
     const parsed = routersFromTraefik(list);
-    return { routers: parsed, routerCount: routers.items.length, hash: sha256(stringifyCanonical(list)), body: null, text: null, services: discovered, traefikRouters: list };
+    return {
+      routers: parsed,
+      routerCount: routers.items.length,
+      hash: sha256(stringifyCanonical(list)),
+      body: null,
+      text: null,
+      services: discovered,
+      traefikRouters: list,
+    };
   }
 
   /**
@@ -181,23 +243,51 @@ export class DiscoverySync {
       }
     }
     const current = this.deps.upstream.current();
-    const sameSnapshot = current !== null && current.source === active.name && current.mode === active.source.type && current.hash === fetched.hash;
-    const sameServices = stringifyCanonical(this.deps.upstream.discoveredServices()) === stringifyCanonical(fetched.services);
+    const sameSnapshot =
+      current !== null &&
+      current.source === active.name &&
+      current.mode === active.source.type &&
+      current.hash === fetched.hash;
+    const sameServices =
+      stringifyCanonical(this.deps.upstream.discoveredServices()) === stringifyCanonical(fetched.services);
     if (sameSnapshot && sameServices) return false;
-    this.deps.upstream.update({ mode: active.source.type, source: active.name, body: fetched.body, hash: fetched.hash, fetched_at: at }, fetched.services);
+    this.deps.upstream.update(
+      { mode: active.source.type, source: active.name, body: fetched.body, hash: fetched.hash, fetched_at: at },
+      fetched.services,
+    );
     return true;
   }
 
-  private logResult(active: ActiveSource, fetched: Fetched, applied: ApplyResult, published: boolean, durationMs: number): void {
+  private logResult(
+    active: ActiveSource,
+    fetched: Fetched,
+    applied: ApplyResult,
+    published: boolean,
+    durationMs: number,
+  ): void {
     const { log } = this.deps;
     if (applied.heldBack) {
-      log.warn({ source: active.name, empty_streak: this.emptyStreak, confirmations: this.deps.discovery.empty_confirmations },
-        'upstream answered with no routers after a non-empty answer; nothing changed until the empty answer is confirmed');
+      log.warn(
+        { source: active.name, empty_streak: this.emptyStreak, confirmations: this.deps.discovery.empty_confirmations },
+        'upstream answered with no routers after a non-empty answer; nothing changed until the empty answer is confirmed',
+      );
     }
     const { created, updated, disabled, reactivated } = applied;
     if (created.length + updated.length + disabled.length + reactivated.length > 0 || published) {
-      log.info({ source: active.name, created, reactivated, disabled, updated, snapshot_published: published }, 'discovery applied upstream changes');
+      log.info(
+        { source: active.name, created, reactivated, disabled, updated, snapshot_published: published },
+        'discovery applied upstream changes',
+      );
     }
-    log.debug({ source: active.name, routers: fetched.routers.length, services: fetched.services.length, written: applied.written, duration_ms: durationMs }, 'discovery sync done');
+    log.debug(
+      {
+        source: active.name,
+        routers: fetched.routers.length,
+        services: fetched.services.length,
+        written: applied.written,
+        duration_ms: durationMs,
+      },
+      'discovery sync done',
+    );
   }
 }

@@ -19,7 +19,11 @@ export interface ResourceView extends Omit<ResourceRecord, 'priority' | 'config'
 }
 
 /** Builds the view; `outcome` comes from effective.ts. */
-export function viewOf(record: ResourceRecord, stored: StoredObject<ResourceFileData>, outcome: ResourceOutcome | undefined): ResourceView {
+export function viewOf(
+  record: ResourceRecord,
+  stored: StoredObject<ResourceFileData>,
+  outcome: ResourceOutcome | undefined,
+): ResourceView {
   return {
     ...record,
     effective_middlewares: outcome?.effective_middlewares ?? [],
@@ -36,15 +40,23 @@ export function viewOf(record: ResourceRecord, stored: StoredObject<ResourceFile
 export function jsonSafe<T>(value: T): T {
   if (typeof value === 'bigint') return value.toString() as T;
   if (Array.isArray(value)) return value.map(jsonSafe) as T;
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, jsonSafe(v)])) as T;
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, jsonSafe(v)])) as T;
   return value;
 }
 
 /** List filters of GET /api/resources: status, source and `q` (case-insensitive id, name or host). */
-export function matchesFilter(record: ResourceRecord, filter: { status?: string; source?: string; q?: string }): boolean {
+export function matchesFilter(
+  record: ResourceRecord,
+  filter: { status?: string; source?: string; q?: string },
+): boolean {
   if (filter.status && filter.status !== 'all' && record.status !== filter.status) return false;
   if (filter.source && record.source !== filter.source) return false;
   if (!filter.q) return true;
   const q = filter.q.toLowerCase();
-  return record.id.includes(q) || record.name.toLowerCase().includes(q) || record.hosts.some((h) => h.toLowerCase().includes(q));
+  return (
+    record.id.includes(q) ||
+    record.name.toLowerCase().includes(q) ||
+    record.hosts.some((h) => h.toLowerCase().includes(q))
+  );
 }

@@ -11,7 +11,17 @@ import { DEFAULT_TEMPLATES_DIR, seedTemplates } from '../middlewares/index.ts';
 import { DEFAULT_TRAEFIK_SCHEMA_PATH, TraefikSchema } from '../../model/traefik-schema.ts';
 import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag } from '../../model/http.ts';
 import { serviceErrors } from './errors.ts';
-import { createSchema, deleteSchema, getSchema, listSchema, replaceSchema, ServiceCreate, ServiceFile, type ServiceData, type ServiceView } from './schemas.ts';
+import {
+  createSchema,
+  deleteSchema,
+  getSchema,
+  listSchema,
+  replaceSchema,
+  ServiceCreate,
+  ServiceFile,
+  type ServiceData,
+  type ServiceView,
+} from './schemas.ts';
 import { ServiceManager, type ServiceTemplate } from './service.ts';
 
 export type { ServiceView } from './schemas.ts';
@@ -45,12 +55,19 @@ async function services(app: FastifyInstance, options: ServicesOptions): Promise
     dir: path.join(app.store.dataDir, 'services'),
     now: () => app.now(),
   });
-  manager.attach(await app.store.collection<ServiceData>({
-    name: 'services',
-    schema: ServiceFile,
-    check: (id, data) => manager.checkFile(id, data),
-    normalize: (data) => ({ ...data, protocol: data.protocol ?? 'http', description: data.description ?? '', source: data.source ?? 'manual' }),
-  }));
+  manager.attach(
+    await app.store.collection<ServiceData>({
+      name: 'services',
+      schema: ServiceFile,
+      check: (id, data) => manager.checkFile(id, data),
+      normalize: (data) => ({
+        ...data,
+        protocol: data.protocol ?? 'http',
+        description: data.description ?? '',
+        source: data.source ?? 'manual',
+      }),
+    }),
+  );
   app.decorate('services', manager);
   app.decorate('servicesView', {
     list: () => structuredClone(manager.list()),
@@ -74,7 +91,8 @@ async function services(app: FastifyInstance, options: ServicesOptions): Promise
 async function routes(parent: FastifyInstance, { manager }: { manager: ServiceManager }): Promise<void> {
   const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
   const auth = { auth: 'config' as const };
-  const sendOne = (reply: FastifyReply, view: ServiceView, status = 200) => reply.code(status).header('etag', quoteEtag(view.etag)).send(view);
+  const sendOne = (reply: FastifyReply, view: ServiceView, status = 200) =>
+    reply.code(status).header('etag', quoteEtag(view.etag)).send(view);
 
   scope.get('/api/services', { config: auth, schema: listSchema }, async (request, reply) => {
     const query = request.query;
@@ -91,7 +109,8 @@ async function routes(parent: FastifyInstance, { manager }: { manager: ServiceMa
     const { id } = request.params;
     const view = manager.get(id);
     if (!view) throw serviceErrors.notFound(id);
-    if (ifNoneMatchHits(request.headers['if-none-match'], view.etag)) return reply.header('etag', quoteEtag(view.etag)).code(304).send();
+    if (ifNoneMatchHits(request.headers['if-none-match'], view.etag))
+      return reply.header('etag', quoteEtag(view.etag)).code(304).send();
     return sendOne(reply, view);
   });
 

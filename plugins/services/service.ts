@@ -9,7 +9,14 @@ import type { TraefikSchema } from '../../model/traefik-schema.ts';
 import { checkName, uniqueSlug } from '../../model/ids.ts';
 import { ReferenceRegistry, type ReferenceSource } from '../../model/references.ts';
 import { serviceErrors } from './errors.ts';
-import type { Protocol, ServiceCreateBody, ServiceData, ServiceListFilter, ServiceReplaceBody, ServiceView } from './schemas.ts';
+import type {
+  Protocol,
+  ServiceCreateBody,
+  ServiceData,
+  ServiceListFilter,
+  ServiceReplaceBody,
+  ServiceView,
+} from './schemas.ts';
 import { checkServiceConfig, definitionOf, serviceReferences, type ServiceContext, type Target } from './validate.ts';
 import { discoveredView, storedView } from './views.ts';
 import { ifMatchAccepts, matchingVersion } from '../../model/http.ts';
@@ -66,9 +73,14 @@ export class ServiceManager {
       ...this.collection.list().map((o) => this.storedView(o, index.get(o.id) ?? [])),
       ...[...this.discovered().values()].map((d) => this.discoveredView(d)),
     ].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    return views.filter((v) => (!filter.status || filter.status === 'all' || v.status === filter.status)
-      && (!filter.source || v.source === filter.source) && (!filter.protocol || v.protocol === filter.protocol)
-      && (!filter.type || v.type === filter.type) && (!q || v.id.includes(q) || v.name.toLowerCase().includes(q)));
+    return views.filter(
+      (v) =>
+        (!filter.status || filter.status === 'all' || v.status === filter.status) &&
+        (!filter.source || v.source === filter.source) &&
+        (!filter.protocol || v.protocol === filter.protocol) &&
+        (!filter.type || v.type === filter.type) &&
+        (!q || v.id.includes(q) || v.name.toLowerCase().includes(q)),
+    );
   }
 
   get(id: string): ServiceView | undefined {
@@ -87,13 +99,22 @@ export class ServiceManager {
     return this.serial(async () => {
       const name = checkName(body.name);
       const protocol = body.protocol ?? 'http';
-      const id = body.id ?? uniqueSlug(name, 'service', (c) => this.collection.has(c) || this.discovered().has(c) || this.upstreamKey(c));
+      const id =
+        body.id ??
+        uniqueSlug(name, 'service', (c) => this.collection.has(c) || this.discovered().has(c) || this.upstreamKey(c));
       this.assertConfig(id, protocol, body.type, body.config);
       if (body.id !== undefined && this.collection.has(id)) throw serviceErrors.idTaken(id);
       if (this.discovered().has(id)) throw serviceErrors.discoveredId(id);
       if (this.upstreamKey(id)) throw serviceErrors.upstreamKey(id);
       this.assertNameFree(name, null);
-      const data: ServiceData = { name, type: body.type, protocol, config: body.config, description: body.description ?? '', source };
+      const data: ServiceData = {
+        name,
+        type: body.type,
+        protocol,
+        config: body.config,
+        description: body.description ?? '',
+        source,
+      };
       return this.storedView(await this.collection.create(id, data), []);
     });
   }
@@ -110,10 +131,21 @@ export class ServiceManager {
         const users = this.usedBy(id);
         if (users.length > 0) throw serviceErrors.protocolInUse(id, users);
       }
-      const stored = await this.collection.update(id, (fresh) => {
-        if (!fresh) throw serviceErrors.notFound(id);
-        return { name, type: body.type, protocol, config: body.config, description: body.description ?? '', source: fresh.data.source ?? 'manual' };
-      }, { expect: matchingVersion(ifMatch) });
+      const stored = await this.collection.update(
+        id,
+        (fresh) => {
+          if (!fresh) throw serviceErrors.notFound(id);
+          return {
+            name,
+            type: body.type,
+            protocol,
+            config: body.config,
+            description: body.description ?? '',
+            source: fresh.data.source ?? 'manual',
+          };
+        },
+        { expect: matchingVersion(ifMatch) },
+      );
       return this.storedView(stored!, this.referencing(id));
     });
   }
@@ -148,7 +180,8 @@ export class ServiceManager {
     } catch (err) {
       problems.push(...((err as AppError).details ?? []));
     }
-    const onDisk = (ref: string) => SLUG.test(ref) && ['yaml', 'yml'].some((ext) => existsSync(path.join(this.options.dir, `${ref}.${ext}`)));
+    const onDisk = (ref: string) =>
+      SLUG.test(ref) && ['yaml', 'yml'].some((ext) => existsSync(path.join(this.options.dir, `${ref}.${ext}`)));
     const ctx = this.context((ref) => this.target(ref) ?? (onDisk(ref) ? 'unread' : undefined));
     return [...problems, ...checkServiceConfig(id, data.protocol ?? 'http', data.type, data.config, ctx).errors];
   }
@@ -161,7 +194,13 @@ export class ServiceManager {
   }
 
   private assertConfig(id: string, protocol: Protocol, type: string, config: Record<string, unknown>): void {
-    const outcome = checkServiceConfig(id, protocol, type, config, this.context((ref) => this.target(ref)));
+    const outcome = checkServiceConfig(
+      id,
+      protocol,
+      type,
+      config,
+      this.context((ref) => this.target(ref)),
+    );
     if (outcome.errors.length > 0) throw validationError(outcome.errors);
   }
 
@@ -181,7 +220,9 @@ export class ServiceManager {
 
   private target(id: string): Target {
     const o = this.collection?.get(id);
-    return o ? { protocol: o.data.protocol ?? 'http', refs: serviceReferences(o.data.type, o.data.config).map((r) => r.name) } : undefined;
+    return o
+      ? { protocol: o.data.protocol ?? 'http', refs: serviceReferences(o.data.type, o.data.config).map((r) => r.name) }
+      : undefined;
   }
 
   private context(lookup: (id: string) => Target): ServiceContext {
@@ -191,7 +232,8 @@ export class ServiceManager {
   /** Discovered services by id, minus ids a stored service holds (stored wins). */
   private discovered(): Map<string, DiscoveredService> {
     const map = new Map<string, DiscoveredService>();
-    for (const d of this.options.upstream.discoveredServices()) if (!this.collection.has(d.id) && !map.has(d.id)) map.set(d.id, d);
+    for (const d of this.options.upstream.discoveredServices())
+      if (!this.collection.has(d.id) && !map.has(d.id)) map.set(d.id, d);
     return map;
   }
 
@@ -214,10 +256,15 @@ export class ServiceManager {
     const { data } = stored;
     const protocol = data.protocol ?? 'http';
     const definition = definitionOf(protocol, data.type);
-    const warnings = this.options.allowUnknown && this.options.schema.has(definition)
-      ? this.options.schema.check(definition, data.config, '/config', `a ${protocol} ${data.type} service`).unknown
-        .map((u) => `${u.path.replace(/^\//, '')} ${u.message}; accepted because validation.allow_unknown_traefik_fields is on`)
-      : [];
+    const warnings =
+      this.options.allowUnknown && this.options.schema.has(definition)
+        ? this.options.schema
+            .check(definition, data.config, '/config', `a ${protocol} ${data.type} service`)
+            .unknown.map(
+              (u) =>
+                `${u.path.replace(/^\//, '')} ${u.message}; accepted because validation.allow_unknown_traefik_fields is on`,
+            )
+        : [];
     return storedView(stored, [...new Set([...referencing, ...this.references.referrers(stored.id)])].sort(), warnings);
   }
 

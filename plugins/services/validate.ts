@@ -55,9 +55,18 @@ export function serviceReferences(type: string, config: Record<string, unknown>)
 }
 
 /** Validates a service as `id` would hold it. */
-export function checkServiceConfig(id: string, protocol: string, type: string, config: Record<string, unknown>, ctx: ServiceContext): ConfigOutcome {
+export function checkServiceConfig(
+  id: string,
+  protocol: string,
+  type: string,
+  config: Record<string, unknown>,
+  ctx: ServiceContext,
+): ConfigOutcome {
   if (protocol !== 'http' && !STREAM_TYPES.has(type)) {
-    return { errors: [{ path: '/type', message: `a ${protocol} service must be loadBalancer or weighted` }], tolerated: [] };
+    return {
+      errors: [{ path: '/type', message: `a ${protocol} service must be loadBalancer or weighted` }],
+      tolerated: [],
+    };
   }
   const traefik = ctx.schema.check(definitionOf(protocol, type), config, '/config', `a ${protocol} ${type} service`);
   const errors: ErrorDetail[] = [...traefik.errors, ...(ctx.allowUnknown ? [] : traefik.unknown)];
@@ -74,7 +83,8 @@ function referenceProblem(id: string, protocol: string, name: string, ctx: Servi
   const target = ctx.lookup(name);
   if (target === 'unread') return null;
   if (!target) return `service ${name} is not a manual or template service (use name@provider for other services)`;
-  if (target.protocol !== protocol) return `service ${name} is a ${target.protocol} service; a ${protocol} service can only reference ${protocol} services`;
+  if (target.protocol !== protocol)
+    return `service ${name} is a ${target.protocol} service; a ${protocol} service can only reference ${protocol} services`;
   const cycle = cycleThrough(id, name, ctx);
   return cycle ? `creates a cycle: ${[id, ...cycle].join(' → ')}` : null;
 }

@@ -12,19 +12,23 @@ async function system(app: FastifyInstance): Promise<void> {
 /** The HTTP routes, in their own scope. */
 async function routes(parent: FastifyInstance): Promise<void> {
   const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
-  scope.get('/api/system/plugins', {
-    config: { auth: 'operations' },
-    schema: {
-      tags: ['system'],
-      summary: 'Third-party plugins: status, error, routes',
-      response: { 200: ExtPluginList, 401: ErrorBody, 403: ErrorBody },
+  scope.get(
+    '/api/system/plugins',
+    {
+      config: { auth: 'operations' },
+      schema: {
+        tags: ['system'],
+        summary: 'Third-party plugins: status, error, routes',
+        response: { 200: ExtPluginList, 401: ErrorBody, 403: ErrorBody },
+      },
     },
-  }, async (_request, reply) => {
-    // The loader registers after the built-in groups, so its decorator is looked up per request.
-    const registry = scope.hasDecorator('extPlugins') ? scope.extPlugins : undefined;
-    reply.header('x-app-generation', String(registry?.generation ?? 0));
-    return registry?.list() ?? [];
-  });
+    async (_request, reply) => {
+      // The loader registers after the built-in groups, so its decorator is looked up per request.
+      const registry = scope.hasDecorator('extPlugins') ? scope.extPlugins : undefined;
+      reply.header('x-app-generation', String(registry?.generation ?? 0));
+      return registry?.list() ?? [];
+    },
+  );
 }
 
 export default fp(system, { name: 'system', dependencies: ['auth'] });

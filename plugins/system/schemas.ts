@@ -3,17 +3,21 @@ import { Type } from '@sinclair/typebox';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
 
-export const ExtPlugin = Type.Object({
-  name: Type.String(),
-  dir: Nullable(Type.String({ description: 'directory name inside PLUGINS_DIR; null for an enabled name without a directory' })),
-  version: Nullable(Type.String()),
-  api_version: Nullable(Type.String({ description: 'semver range of the host API the plugin needs' })),
-  prefix: Type.String(),
-  status: Type.Union(['loaded', 'failed', 'disabled', 'incompatible'].map((s) => Type.Literal(s))),
-  error: Type.Union([Type.Object({ message: Type.String(), stack: Nullable(Type.String()) }), Type.Null()]),
-  routes: Type.Array(Type.Object({ method: Type.String(), url: Type.String() })),
-  loaded_at: Nullable(Type.String({ format: 'date-time' })),
-}, { $id: 'ExtPlugin' });
+export const ExtPlugin = Type.Object(
+  {
+    name: Type.String(),
+    dir: Nullable(
+      Type.String({ description: 'directory name inside PLUGINS_DIR; null for an enabled name without a directory' }),
+    ),
+    version: Nullable(Type.String()),
+    api_version: Nullable(Type.String({ description: 'semver range of the host API the plugin needs' })),
+    prefix: Type.String(),
+    status: Type.Union(['loaded', 'failed', 'disabled', 'incompatible'].map((s) => Type.Literal(s))),
+    error: Type.Union([Type.Object({ message: Type.String(), stack: Nullable(Type.String()) }), Type.Null()]),
+    routes: Type.Array(Type.Object({ method: Type.String(), url: Type.String() })),
+    loaded_at: Nullable(Type.String({ format: 'date-time' })),
+  },
+  { $id: 'ExtPlugin' },
+);
 
 export const ExtPluginList = Type.Array(ExtPlugin);
-

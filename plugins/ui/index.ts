@@ -27,17 +27,33 @@ async function ui(app: FastifyInstance): Promise<void> {
 
   await app.register(async (scope) => {
     // sendFile only: the route below decides what is served; send() adds ETag and Last-Modified
-    await scope.register(fastifyStatic, { root: dir, serve: false, cacheControl: false, dotfiles: 'deny', index: false });
-    scope.get('/*', {
-      // versioned: false: browsers send Accept: text/html; methodHint: a POST to /api/x stays 404, not 405
-      config: { auth: 'public', versioned: false, methodHint: false },
-      // no logLevel of its own: a served file is a successful public request (debug), a 404 stays at info
-      schema: { hide: true },
-    }, (request, reply) => serve(request, reply, dir, index, notBuilt));
+    await scope.register(fastifyStatic, {
+      root: dir,
+      serve: false,
+      cacheControl: false,
+      dotfiles: 'deny',
+      index: false,
+    });
+    scope.get(
+      '/*',
+      {
+        // versioned: false: browsers send Accept: text/html; methodHint: a POST to /api/x stays 404, not 405
+        config: { auth: 'public', versioned: false, methodHint: false },
+        // no logLevel of its own: a served file is a successful public request (debug), a 404 stays at info
+        schema: { hide: true },
+      },
+      (request, reply) => serve(request, reply, dir, index, notBuilt),
+    );
   });
 }
 
-async function serve(request: FastifyRequest, reply: FastifyReply, dir: string, index: string, notBuilt: string): Promise<FastifyReply> {
+async function serve(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  dir: string,
+  index: string,
+  notBuilt: string,
+): Promise<FastifyReply> {
   const pathname = request.url.split('?')[0];
   if (pathname === '/api' || pathname.startsWith('/api/')) return notFound(reply);
   const relative = relativePath(pathname);

@@ -30,7 +30,11 @@ const IMPORT = /^\s*(?:import|export)\s[^'";]*?from\s+['"](\.[^'"]+)['"]|\bimpor
 /** Every relative import as [importing file, imported file], both relative to the repository. */
 function imports(tree: string): [string, string][] {
   return tsFiles(path.join(ROOT, tree)).flatMap((file) =>
-    [...readFileSync(file, 'utf8').matchAll(IMPORT)].map((m): [string, string] => [rel(file), rel(path.resolve(path.dirname(file), m[1] ?? m[2]))]));
+    [...readFileSync(file, 'utf8').matchAll(IMPORT)].map((m): [string, string] => [
+      rel(file),
+      rel(path.resolve(path.dirname(file), m[1] ?? m[2])),
+    ]),
+  );
 }
 
 /** `plugins/<group>/…` → group; files directly under plugins/ (the composition root) → undefined. */
@@ -47,10 +51,15 @@ function declaredDependencies(): Map<string, string[]> {
   const declared = new Map<string, { name: string; deps: string[] }>();
   for (const group of readdirSync(path.join(ROOT, 'plugins'))) {
     if (!statSync(path.join(ROOT, 'plugins', group)).isDirectory()) continue;
-    const call = /export default fp\(\w+,\s*\{([\s\S]*?)\}\s*\);/.exec(readFileSync(path.join(ROOT, 'plugins', group, 'index.ts'), 'utf8'));
+    const call = /export default fp\(\w+,\s*\{([\s\S]*?)\}\s*\);/.exec(
+      readFileSync(path.join(ROOT, 'plugins', group, 'index.ts'), 'utf8'),
+    );
     const name = call && /name:\s*'([^']+)'/.exec(call[1]);
     const list = call && /dependencies:\s*\[([^\]]*)\]/.exec(call[1]);
-    declared.set(group, { name: name ? name[1] : group, deps: list ? [...list[1].matchAll(/'([^']+)'/g)].map((m) => m[1]) : [] });
+    declared.set(group, {
+      name: name ? name[1] : group,
+      deps: list ? [...list[1].matchAll(/'([^']+)'/g)].map((m) => m[1]) : [],
+    });
   }
   const dirByName = new Map([...declared].map(([dir, { name }]) => [name, dir]));
   return new Map([...declared].map(([dir, { deps }]) => [dir, deps.flatMap((dep) => dirByName.get(dep) ?? [])]));
@@ -82,9 +91,11 @@ test('a group imports only groups it declares as dependencies, and only their pu
     const a = groupOf(from);
     const b = groupOf(to);
     if (!a || !b || a === b) continue;
-    if (!closure(deps, a).has(b)) problems.push(`${from} imports ${to}, but group ${a} does not declare a dependency on ${b}`);
+    if (!closure(deps, a).has(b))
+      problems.push(`${from} imports ${to}, but group ${a} does not declare a dependency on ${b}`);
     const file = to.split('/').slice(2).join('/');
-    if (!PUBLIC_SURFACE.has(file)) problems.push(`${from} imports ${to}, an internal of group ${b} (public: ${[...PUBLIC_SURFACE].join(', ')})`);
+    if (!PUBLIC_SURFACE.has(file))
+      problems.push(`${from} imports ${to}, an internal of group ${b} (public: ${[...PUBLIC_SURFACE].join(', ')})`);
   }
   t.deepEqual(problems, []);
 });

@@ -22,14 +22,56 @@ let created = 0;
 const PROBES: Probe[] = [
   { label: 'public GET /api/health', method: 'GET', url: '/api/health', protectedIn: [], minimum: 'viewer' },
   { label: 'config GET', method: 'GET', url: '/api/test/config', protectedIn: ['all'], minimum: 'viewer' },
-  { label: 'config POST', method: 'POST', url: '/api/test/config', protectedIn: ['all'], minimum: 'operator', body: () => ({}) },
-  { label: 'operations GET /api/auth/whoami', method: 'GET', url: '/api/auth/whoami', protectedIn: ['ops', 'all'], minimum: 'viewer' },
-  { label: 'undeclared GET (defaults to operations)', method: 'GET', url: '/api/test/undeclared', protectedIn: ['ops', 'all'], minimum: 'viewer' },
-  { label: 'undeclared POST (defaults to operations)', method: 'POST', url: '/api/test/undeclared', protectedIn: ['ops', 'all'], minimum: 'operator', body: () => ({}) },
-  { label: 'operations GET with config.role admin', method: 'GET', url: '/api/test/admin-only', protectedIn: ['ops', 'all'], minimum: 'admin' },
-  { label: 'admin GET /api/auth/tokens', method: 'GET', url: '/api/auth/tokens', protectedIn: ['ops', 'all'], minimum: 'admin' },
   {
-    label: 'admin POST /api/auth/tokens', method: 'POST', url: '/api/auth/tokens', protectedIn: ['ops', 'all'], minimum: 'admin',
+    label: 'config POST',
+    method: 'POST',
+    url: '/api/test/config',
+    protectedIn: ['all'],
+    minimum: 'operator',
+    body: () => ({}),
+  },
+  {
+    label: 'operations GET /api/auth/whoami',
+    method: 'GET',
+    url: '/api/auth/whoami',
+    protectedIn: ['ops', 'all'],
+    minimum: 'viewer',
+  },
+  {
+    label: 'undeclared GET (defaults to operations)',
+    method: 'GET',
+    url: '/api/test/undeclared',
+    protectedIn: ['ops', 'all'],
+    minimum: 'viewer',
+  },
+  {
+    label: 'undeclared POST (defaults to operations)',
+    method: 'POST',
+    url: '/api/test/undeclared',
+    protectedIn: ['ops', 'all'],
+    minimum: 'operator',
+    body: () => ({}),
+  },
+  {
+    label: 'operations GET with config.role admin',
+    method: 'GET',
+    url: '/api/test/admin-only',
+    protectedIn: ['ops', 'all'],
+    minimum: 'admin',
+  },
+  {
+    label: 'admin GET /api/auth/tokens',
+    method: 'GET',
+    url: '/api/auth/tokens',
+    protectedIn: ['ops', 'all'],
+    minimum: 'admin',
+  },
+  {
+    label: 'admin POST /api/auth/tokens',
+    method: 'POST',
+    url: '/api/auth/tokens',
+    protectedIn: ['ops', 'all'],
+    minimum: 'admin',
     body: () => ({ name: `matrix-${++created}`, role: 'viewer' }),
   },
 ];
@@ -55,7 +97,8 @@ for (const mode of ['off', 'ops', 'all'] as Mode[]) {
     const tokens = await tokensByRole(app);
     for (const probe of PROBES) {
       for (const credential of CREDENTIALS) {
-        const headers = credential === 'none' ? {} : bearer(credential === 'bad' ? `smk_${'x'.repeat(43)}` : tokens[credential]);
+        const headers =
+          credential === 'none' ? {} : bearer(credential === 'bad' ? `smk_${'x'.repeat(43)}` : tokens[credential]);
         const response = await send(app, probe, headers);
         const want = expected(probe, mode, credential);
         t.is(response.statusCode, want, `${probe.label} with ${credential}: ${response.body}`);

@@ -30,9 +30,15 @@ test('first start in ops mode creates initial-admin, writes it 0600 in a 0700 di
   t.is((await stat(file)).mode & 0o777, 0o600);
   t.is((await stat(path.join(app.store.dataDir, 'auth', 'tokens.yaml'))).mode & 0o777, 0o600);
   t.is((await stat(path.join(app.store.dataDir, 'auth'))).mode & 0o777, 0o700);
-  t.true(logs.lines().some((line) => line.file === file), 'the file path is logged');
+  t.true(
+    logs.lines().some((line) => line.file === file),
+    'the file path is logged',
+  );
   t.false(logs.text().includes(token), 'the token never reaches the log');
-  t.deepEqual(app.auth.list().map((info) => [info.name, info.role]), [['initial-admin', 'admin']]);
+  t.deepEqual(
+    app.auth.list().map((info) => [info.name, info.role]),
+    [['initial-admin', 'admin']],
+  );
   const whoami = await app.inject({ url: '/api/auth/whoami', headers: bearer(token) });
   t.deepEqual(whoami.json(), { name: 'initial-admin', role: 'admin', auth_mode: 'ops' });
 });
@@ -72,7 +78,12 @@ test('an expired token is rejected with 401', async (t) => {
   let clock = new Date('2030-01-01T00:00:00.000Z');
   const app = await build(t, { now: () => clock });
   const admin = await initialAdminToken(app);
-  const created = await app.inject({ method: 'POST', url: '/api/auth/tokens', headers: bearer(admin), payload: { name: 'short', role: 'viewer', expires_in_days: 1 } });
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/auth/tokens',
+    headers: bearer(admin),
+    payload: { name: 'short', role: 'viewer', expires_in_days: 1 },
+  });
   t.is(created.json().expires_at, '2030-01-02T00:00:00.000Z');
   const token = created.json().token as string;
   t.is((await app.inject({ url: '/api/auth/whoami', headers: bearer(token) })).statusCode, 200);
@@ -101,7 +112,11 @@ test('malformed, unknown and missing credentials answer 401 auth_failed with WWW
     t.is(response.json().id, 'auth_failed');
     t.is(response.headers['www-authenticate'], 'Bearer realm="stack-manager"');
   }
-  t.is((await app.inject({ url: '/api/auth/whoami', headers: { authorization: `bearer  ${admin}` } })).statusCode, 200, 'scheme is case-insensitive');
+  t.is(
+    (await app.inject({ url: '/api/auth/whoami', headers: { authorization: `bearer  ${admin}` } })).statusCode,
+    200,
+    'scheme is case-insensitive',
+  );
 });
 
 test('?access_token= is accepted on WebSocket handshakes only and redacted in logs', async (t) => {
@@ -122,7 +137,11 @@ test('provider routes are open while provider.token is unset, in every mode', as
   for (const mode of ['off', 'ops', 'all']) {
     const app = await buildWithProbes(t, { config: { auth: { mode } } });
     t.is((await app.inject({ url: '/api/test/provider' })).statusCode, 200, mode);
-    t.is((await app.inject({ url: '/api/test/provider', headers: bearer('whatever') })).statusCode, 200, `${mode}: header ignored`);
+    t.is(
+      (await app.inject({ url: '/api/test/provider', headers: bearer('whatever') })).statusCode,
+      200,
+      `${mode}: header ignored`,
+    );
   }
 });
 
@@ -137,7 +156,8 @@ test('with provider.token set, provider reads need it or any valid API token', a
     t.is((await app.inject({ url: '/api/test/provider', headers: bearer('traefik-secret') })).statusCode, 200, mode);
     t.is((await app.inject({ url: '/api/test/provider', headers: bearer(tokens.viewer) })).statusCode, 200, mode);
     // provider.token opens only provider reads, not other routes
-    if (mode !== 'off') t.is((await app.inject({ url: '/api/auth/whoami', headers: bearer('traefik-secret') })).statusCode, 401, mode);
+    if (mode !== 'off')
+      t.is((await app.inject({ url: '/api/auth/whoami', headers: bearer('traefik-secret') })).statusCode, 401, mode);
   }
 });
 
@@ -146,7 +166,9 @@ test('last_used_at is recorded, and rewritten at most once a minute', async (t) 
   const app = await build(t, { now: () => clock });
   const admin = await initialAdminToken(app);
   let writes = 0;
-  app.store.onAnyChange((event) => { if (event.collection === 'auth/tokens.yaml' && event.source === 'api') writes += 1; });
+  app.store.onAnyChange((event) => {
+    if (event.collection === 'auth/tokens.yaml' && event.source === 'api') writes += 1;
+  });
 
   let written = nextTokenWrite(app);
   await app.inject({ url: '/api/auth/whoami', headers: bearer(admin) });

@@ -25,9 +25,17 @@ test('after 10 failed tokens an IP presenting a bad token gets 429 with Retry-Af
   t.is(blocked.headers['retry-after'], '45', 'seconds until the window ends');
   t.is((await whoami(ATTACKER, { authorization: 'junk' })).statusCode, 429, 'malformed credentials too');
 
-  t.is((await whoami(ATTACKER, bearer(admin))).statusCode, 200, 'a valid token is accepted during the lockout (API.md §2.3)');
+  t.is(
+    (await whoami(ATTACKER, bearer(admin))).statusCode,
+    200,
+    'a valid token is accepted during the lockout (API.md §2.3)',
+  );
   t.is((await whoami(ATTACKER)).statusCode, 401, 'without a token the client still learns it needs one');
-  t.is((await app.inject({ url: '/api/health', remoteAddress: ATTACKER, headers: bearer('junk') })).statusCode, 200, 'open routes ignore the header');
+  t.is(
+    (await app.inject({ url: '/api/health', remoteAddress: ATTACKER, headers: bearer('junk') })).statusCode,
+    200,
+    'open routes ignore the header',
+  );
   t.is((await whoami(BYSTANDER, bearer(`smk_${'y'.repeat(43)}`))).statusCode, 401, 'another IP is not blocked');
 
   clock = new Date('2030-01-01T00:01:00.000Z');
@@ -37,21 +45,36 @@ test('after 10 failed tokens an IP presenting a bad token gets 429 with Retry-Af
 test('requests without a token do not count: anonymous probes behind one proxy IP never lock operators out', async (t) => {
   const app = await build(t, { now: () => new Date('2030-01-01T00:00:00.000Z') });
   const admin = await initialAdminToken(app);
-  for (let i = 0; i < 12; i++) t.is((await app.inject({ url: '/api/system/plugins', remoteAddress: ATTACKER })).statusCode, 401);
-  t.is((await app.inject({ url: '/api/system/plugins', remoteAddress: ATTACKER, headers: bearer(admin) })).statusCode, 200);
-  t.is((await app.inject({ url: '/api/auth/whoami', remoteAddress: ATTACKER, headers: bearer(`smk_${'q'.repeat(43)}`) })).statusCode, 401,
-    'a bad token after 12 anonymous requests is the first counted failure, not a lockout');
+  for (let i = 0; i < 12; i++)
+    t.is((await app.inject({ url: '/api/system/plugins', remoteAddress: ATTACKER })).statusCode, 401);
+  t.is(
+    (await app.inject({ url: '/api/system/plugins', remoteAddress: ATTACKER, headers: bearer(admin) })).statusCode,
+    200,
+  );
+  t.is(
+    (await app.inject({ url: '/api/auth/whoami', remoteAddress: ATTACKER, headers: bearer(`smk_${'q'.repeat(43)}`) }))
+      .statusCode,
+    401,
+    'a bad token after 12 anonymous requests is the first counted failure, not a lockout',
+  );
 });
 
 test('failures on open routes do not count', async (t) => {
   const app = await build(t);
   const admin = await initialAdminToken(app);
-  for (let i = 0; i < 20; i++) await app.inject({ url: '/api/health', remoteAddress: ATTACKER, headers: bearer('junk') });
-  t.is((await app.inject({ url: '/api/auth/whoami', remoteAddress: ATTACKER, headers: bearer(admin) })).statusCode, 200);
+  for (let i = 0; i < 20; i++)
+    await app.inject({ url: '/api/health', remoteAddress: ATTACKER, headers: bearer('junk') });
+  t.is(
+    (await app.inject({ url: '/api/auth/whoami', remoteAddress: ATTACKER, headers: bearer(admin) })).statusCode,
+    200,
+  );
 });
 
 test('auth.max_failures and auth.failure_window_s are honoured', async (t) => {
-  const app = await build(t, { config: { auth: { max_failures: 2, failure_window_s: 5 } }, now: () => new Date('2030-01-01T00:00:00.000Z') });
+  const app = await build(t, {
+    config: { auth: { max_failures: 2, failure_window_s: 5 } },
+    now: () => new Date('2030-01-01T00:00:00.000Z'),
+  });
   await app.inject({ url: '/api/auth/whoami', remoteAddress: ATTACKER, headers: bearer('one') });
   await app.inject({ url: '/api/auth/whoami', remoteAddress: ATTACKER, headers: bearer('two') });
   const blocked = await app.inject({ url: '/api/auth/whoami', remoteAddress: ATTACKER, headers: bearer('anything') });

@@ -12,16 +12,19 @@ import { build, type BuildTestOptions } from '../helpers/build.ts';
 /** Routes the built-in groups do not offer yet: class C (GET/POST), provider, an undeclared class, `config.role`. */
 export const probeGroup: BuiltinGroup = {
   name: 'auth-probe',
-  plugin: fp(async (app: FastifyInstance) => {
-    const ok = async () => ({ ok: true });
-    app.get('/api/test/config', { config: { auth: 'config' } }, ok);
-    app.post('/api/test/config', { config: { auth: 'config' } }, ok);
-    app.get('/api/test/provider', { config: { auth: 'provider' } }, ok);
-    app.get('/api/test/undeclared', ok);
-    app.post('/api/test/undeclared', ok);
-    app.get('/api/test/admin-only', { config: { auth: 'operations', role: 'admin' } }, ok);
-    app.post('/api/test/items/:id', { config: { auth: 'config' } }, ok);
-  }, { name: 'auth-probe', encapsulate: true, dependencies: ['auth'] }),
+  plugin: fp(
+    async (app: FastifyInstance) => {
+      const ok = async () => ({ ok: true });
+      app.get('/api/test/config', { config: { auth: 'config' } }, ok);
+      app.post('/api/test/config', { config: { auth: 'config' } }, ok);
+      app.get('/api/test/provider', { config: { auth: 'provider' } }, ok);
+      app.get('/api/test/undeclared', ok);
+      app.post('/api/test/undeclared', ok);
+      app.get('/api/test/admin-only', { config: { auth: 'operations', role: 'admin' } }, ok);
+      app.post('/api/test/items/:id', { config: { auth: 'config' } }, ok);
+    },
+    { name: 'auth-probe', encapsulate: true, dependencies: ['auth'] },
+  ),
 };
 
 export const ROLES: Role[] = ['viewer', 'operator', 'admin'];
@@ -59,5 +62,13 @@ export function logCapture(): { stream: Writable; text: () => string; lines: () 
     },
   });
   const text = () => chunks.join('');
-  return { stream, text, lines: () => text().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
+  return {
+    stream,
+    text,
+    lines: () =>
+      text()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
 }

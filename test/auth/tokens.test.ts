@@ -8,7 +8,8 @@ const TOKEN_KEYS = ['created_at', 'expires_at', 'last_used_at', 'name', 'role'];
 async function setup(t: Parameters<typeof build>[0]) {
   const app = await build(t, { now: () => new Date('2030-01-01T00:00:00.000Z') });
   const admin = bearer(await initialAdminToken(app));
-  const post = (payload: unknown) => app.inject({ method: 'POST', url: '/api/auth/tokens', headers: admin, payload: payload as object });
+  const post = (payload: unknown) =>
+    app.inject({ method: 'POST', url: '/api/auth/tokens', headers: admin, payload: payload as object });
   return { app, admin, post };
 }
 
@@ -19,7 +20,12 @@ test('POST /api/auth/tokens answers 201 with Location and the token, shown only 
   t.is(response.headers.location, '/api/auth/tokens/ci');
   const body = response.json();
   t.deepEqual(Object.keys(body).sort(), ['created_at', 'expires_at', 'name', 'role', 'token']);
-  t.like(body, { name: 'ci', role: 'operator', created_at: '2030-01-01T00:00:00.000Z', expires_at: '2030-01-31T00:00:00.000Z' });
+  t.like(body, {
+    name: 'ci',
+    role: 'operator',
+    created_at: '2030-01-01T00:00:00.000Z',
+    expires_at: '2030-01-31T00:00:00.000Z',
+  });
   t.regex(body.token, /^smk_[A-Za-z0-9_-]{43}$/);
   const whoami = await app.inject({ url: '/api/auth/whoami', headers: bearer(body.token) });
   t.deepEqual(whoami.json(), { name: 'ci', role: 'operator', auth_mode: 'ops' });
@@ -29,16 +35,25 @@ test('POST /api/auth/tokens answers 201 with Location and the token, shown only 
   t.is(list.headers['x-total-count'], '2');
   t.false(list.body.includes(body.token));
   for (const entry of list.json()) t.deepEqual(Object.keys(entry).sort(), TOKEN_KEYS, 'no hash, no token');
-  t.deepEqual(list.json().map((e: { name: string }) => e.name), ['ci', 'initial-admin']);
+  t.deepEqual(
+    list.json().map((e: { name: string }) => e.name),
+    ['ci', 'initial-admin'],
+  );
 });
 
 test('GET /api/auth/tokens pages with X-Total-Count and Link', async (t) => {
   const { app, admin, post } = await setup(t);
   for (const name of ['a', 'b']) await post({ name, role: 'viewer' });
   const page = await app.inject({ url: '/api/auth/tokens?page=2&page_size=1', headers: admin });
-  t.deepEqual(page.json().map((e: { name: string }) => e.name), ['b']);
+  t.deepEqual(
+    page.json().map((e: { name: string }) => e.name),
+    ['b'],
+  );
   t.is(page.headers['x-total-count'], '3');
-  t.is(page.headers.link, '</api/auth/tokens?page=3&page_size=1>; rel="next", </api/auth/tokens?page=1&page_size=1>; rel="prev"');
+  t.is(
+    page.headers.link,
+    '</api/auth/tokens?page=3&page_size=1>; rel="next", </api/auth/tokens?page=1&page_size=1>; rel="prev"',
+  );
   t.deepEqual((await app.inject({ url: '/api/auth/tokens?page=9', headers: admin })).json(), []);
   t.is((await app.inject({ url: '/api/auth/tokens?page_size=0', headers: admin })).statusCode, 422);
 });
@@ -54,9 +69,15 @@ test('a duplicate name answers 409 already_exists', async (t) => {
 test('invalid bodies answer 422 validation_failed and create nothing', async (t) => {
   const { app, post } = await setup(t);
   const bodies = [
-    {}, { name: 'x' }, { role: 'viewer' }, { name: 'Bad Name', role: 'viewer' }, { name: 'ok', role: 'root' },
-    { name: 'ok', role: 'viewer', expires_in_days: 0 }, { name: 'ok', role: 'viewer', expires_in_days: 3651 },
-    { name: 'ok', role: 'viewer', expires_in_days: 1.5 }, { name: '-x', role: 'viewer' },
+    {},
+    { name: 'x' },
+    { role: 'viewer' },
+    { name: 'Bad Name', role: 'viewer' },
+    { name: 'ok', role: 'root' },
+    { name: 'ok', role: 'viewer', expires_in_days: 0 },
+    { name: 'ok', role: 'viewer', expires_in_days: 3651 },
+    { name: 'ok', role: 'viewer', expires_in_days: 1.5 },
+    { name: '-x', role: 'viewer' },
   ];
   for (const body of bodies) {
     const response = await post(body);
@@ -84,17 +105,36 @@ test('the last admin token cannot be deleted (409 conflict); with a second admin
   t.is(refused.statusCode, 409);
   t.is(refused.json().id, 'conflict');
   const second = (await post({ name: 'admin-2', role: 'admin' })).json().token as string;
-  t.is((await app.inject({ method: 'DELETE', url: '/api/auth/tokens/initial-admin', headers: bearer(second) })).statusCode, 204);
-  t.is((await app.inject({ url: '/api/auth/whoami', headers: admin })).statusCode, 401, 'a deleted token stops working at once');
-  t.is((await app.inject({ method: 'DELETE', url: '/api/auth/tokens/admin-2', headers: bearer(second) })).statusCode, 409);
+  t.is(
+    (await app.inject({ method: 'DELETE', url: '/api/auth/tokens/initial-admin', headers: bearer(second) })).statusCode,
+    204,
+  );
+  t.is(
+    (await app.inject({ url: '/api/auth/whoami', headers: admin })).statusCode,
+    401,
+    'a deleted token stops working at once',
+  );
+  t.is(
+    (await app.inject({ method: 'DELETE', url: '/api/auth/tokens/admin-2', headers: bearer(second) })).statusCode,
+    409,
+  );
 });
 
 test('an expired admin token does not count as a remaining admin', async (t) => {
   let clock = new Date('2030-01-01T00:00:00.000Z');
   const app = await build(t, { now: () => clock });
   const admin = bearer(await initialAdminToken(app));
-  await app.inject({ method: 'POST', url: '/api/auth/tokens', headers: admin, payload: { name: 'brief', role: 'admin', expires_in_days: 1 } });
+  await app.inject({
+    method: 'POST',
+    url: '/api/auth/tokens',
+    headers: admin,
+    payload: { name: 'brief', role: 'admin', expires_in_days: 1 },
+  });
   clock = new Date('2030-01-03T00:00:00.000Z');
   t.is((await app.inject({ method: 'DELETE', url: '/api/auth/tokens/initial-admin', headers: admin })).statusCode, 409);
-  t.is((await app.inject({ method: 'DELETE', url: '/api/auth/tokens/brief', headers: admin })).statusCode, 204, 'the expired one may go');
+  t.is(
+    (await app.inject({ method: 'DELETE', url: '/api/auth/tokens/brief', headers: admin })).statusCode,
+    204,
+    'the expired one may go',
+  );
 });

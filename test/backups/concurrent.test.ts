@@ -16,7 +16,9 @@ test('files rewritten, added and removed during a create never fail it; the arch
   const { app, dataDir, backupDir } = await buildBackupApp(t);
   const bulk = path.join(dataDir, 'ext', 'bulk');
   await mkdir(bulk, { recursive: true });
-  await Promise.all(Array.from({ length: 3000 }, (_, i) => writeFile(path.join(bulk, `item-${i}.yaml`), `value: ${i}\n`)));
+  await Promise.all(
+    Array.from({ length: 3000 }, (_, i) => writeFile(path.join(bulk, `item-${i}.yaml`), `value: ${i}\n`)),
+  );
   await app.store.settle();
 
   let editing = true;
@@ -32,7 +34,8 @@ test('files rewritten, added and removed during a create never fail it; the arch
   })();
   const created = [];
   try {
-    for (let round = 0; round < 3; round++) created.push(await call(app, { method: 'POST', url: '/api/backup/create' }));
+    for (let round = 0; round < 3; round++)
+      created.push(await call(app, { method: 'POST', url: '/api/backup/create' }));
   } finally {
     editing = false;
     await editor;

@@ -11,7 +11,12 @@ const ID = /^backup-\d{8}T\d{6}Z(-[a-z0-9-]{1,40})?$/;
 /** Entry paths and types of an archive, via tar's own lister. */
 async function entriesOf(file: string): Promise<{ path: string; type: string }[]> {
   const entries: { path: string; type: string }[] = [];
-  await listTar({ file, onReadEntry: (entry) => { entries.push({ path: entry.path, type: entry.type }); } });
+  await listTar({
+    file,
+    onReadEntry: (entry) => {
+      entries.push({ path: entry.path, type: entry.type });
+    },
+  });
   return entries;
 }
 
@@ -30,7 +35,13 @@ test('POST /api/backup/create writes a 0600 archive named by the UTC second, wit
   t.is(created.status, 201, JSON.stringify(created.body));
   t.is(created.body.id, 'backup-20250108T132703Z');
   t.is(created.headers.location, '/api/backup/backup-20250108T132703Z');
-  t.like(created.body, { file: 'backup-20250108T132703Z.tar.gz', kind: 'manual', note: 'before upgrade', created_at: '2025-01-08T13:27:03.200Z', app_version: '0.1.0' });
+  t.like(created.body, {
+    file: 'backup-20250108T132703Z.tar.gz',
+    kind: 'manual',
+    note: 'before upgrade',
+    created_at: '2025-01-08T13:27:03.200Z',
+    app_version: '0.1.0',
+  });
 
   const file = path.join(backupDir, created.body.file);
   const info = await stat(file);
@@ -41,18 +52,33 @@ test('POST /api/backup/create writes a 0600 archive named by the UTC second, wit
   const entries = await entriesOf(file);
   t.is(entries[0].path, 'manifest.json', 'the manifest comes first');
   const paths = entries.map((e) => e.path);
-  for (const present of ['data/', 'data/middlewares/limit.yaml', 'data/notes.txt']) t.true(paths.includes(present), present);
-  for (const absent of ['audit.log', 'audit.log.1', '.cache', '.limit.yaml.abc123.tmp', 'services.lock']) t.false(paths.some((p) => p.includes(absent)), absent);
+  for (const present of ['data/', 'data/middlewares/limit.yaml', 'data/notes.txt'])
+    t.true(paths.includes(present), present);
+  for (const absent of ['audit.log', 'audit.log.1', '.cache', '.limit.yaml.abc123.tmp', 'services.lock'])
+    t.false(
+      paths.some((p) => p.includes(absent)),
+      absent,
+    );
   t.true(entries.every((e) => e.type === 'File' || e.type === 'Directory'));
 
   const manifest = await readManifestHead(file);
   t.truthy(manifest);
-  t.like(manifest, { format: 1, kind: 'manual', note: 'before upgrade', created_at: '2025-01-08T13:27:03.200Z', app_version: '0.1.0', extra: [] });
+  t.like(manifest, {
+    format: 1,
+    kind: 'manual',
+    note: 'before upgrade',
+    created_at: '2025-01-08T13:27:03.200Z',
+    app_version: '0.1.0',
+    extra: [],
+  });
   const limit = manifest!.files.find((f) => f.path === 'data/middlewares/limit.yaml');
   const bytes = await readFile(path.join(dataDir, 'middlewares', 'limit.yaml'));
   t.deepEqual(limit, { path: 'data/middlewares/limit.yaml', size: bytes.length, sha256: sha256(bytes) });
   t.is(created.body.files, manifest!.files.length);
-  t.deepEqual(manifest!.files.map((f) => f.path).sort(), paths.filter((p) => !p.endsWith('/') && p !== 'manifest.json').sort());
+  t.deepEqual(
+    manifest!.files.map((f) => f.path).sort(),
+    paths.filter((p) => !p.endsWith('/') && p !== 'manifest.json').sort(),
+  );
 });
 
 test('backups in the same second get -2, -3; non-manual kinds carry their suffix', async (t) => {
@@ -77,9 +103,15 @@ test('a dry run answers 200 with what would be archived and writes nothing', asy
   t.is(dry.headers.location, undefined);
   t.like(dry.body, { dry_run: true, would_create: 'backup-20250301T100000Z' });
   const one = (await stat(path.join(dataDir, 'middlewares', 'one.yaml'))).size;
-  t.deepEqual(dry.body.entries.find((e: { path: string }) => e.path === 'data/middlewares/one.yaml'), { path: 'data/middlewares/one.yaml', size: one });
+  t.deepEqual(
+    dry.body.entries.find((e: { path: string }) => e.path === 'data/middlewares/one.yaml'),
+    { path: 'data/middlewares/one.yaml', size: one },
+  );
   t.is(dry.body.files, dry.body.entries.length);
-  t.is(dry.body.bytes, dry.body.entries.reduce((sum: number, e: { size: number }) => sum + e.size, 0));
+  t.is(
+    dry.body.bytes,
+    dry.body.entries.reduce((sum: number, e: { size: number }) => sum + e.size, 0),
+  );
   t.deepEqual(await backupFiles(backupDir), []);
   await t.throwsAsync(stat(backupDir), { code: 'ENOENT' }, 'not even BACKUP_DIR is created');
 });
@@ -95,12 +127,21 @@ test('GET /api/backup/list is newest first, with X-Total-Count and Link when pag
   }
   const all = await call(app, { method: 'GET', url: '/api/backup/list' });
   t.is(all.status, 200);
-  t.deepEqual(all.body.map((b: { id: string }) => b.id), [...ids].reverse());
+  t.deepEqual(
+    all.body.map((b: { id: string }) => b.id),
+    [...ids].reverse(),
+  );
   t.is(all.headers['x-total-count'], '3');
   const page = await call(app, { method: 'GET', url: '/api/backup/list?page=2&page_size=1' });
-  t.deepEqual(page.body.map((b: { id: string }) => b.id), [ids[1]]);
+  t.deepEqual(
+    page.body.map((b: { id: string }) => b.id),
+    [ids[1]],
+  );
   t.is(page.headers['x-total-count'], '3');
-  t.is(page.headers.link, '</api/backup/list?page=3&page_size=1>; rel="next", </api/backup/list?page=1&page_size=1>; rel="prev"');
+  t.is(
+    page.headers.link,
+    '</api/backup/list?page=3&page_size=1>; rel="next", </api/backup/list?page=1&page_size=1>; rel="prev"',
+  );
   const one = await call(app, { method: 'GET', url: `/api/backup/${ids[0]}` });
   t.is(one.status, 200);
   t.deepEqual(one.body, all.body[2]);
@@ -132,26 +173,52 @@ test('DELETE /api/backup/:id removes the archive; unknown ids answer 404 on ever
   assertClientError(t, await call(app, { method: 'GET', url: `/api/backup/${unknown}` }), 404, 'not_found');
   assertClientError(t, await call(app, { method: 'GET', url: `/api/backup/${unknown}/download` }), 404, 'not_found');
   assertClientError(t, await call(app, { method: 'DELETE', url: `/api/backup/${body.id}` }), 404, 'not_found');
-  assertClientError(t, await call(app, { method: 'POST', url: '/api/backup/restore', payload: { backup_id: unknown } }), 404, 'not_found');
+  assertClientError(
+    t,
+    await call(app, { method: 'POST', url: '/api/backup/restore', payload: { backup_id: unknown } }),
+    404,
+    'not_found',
+  );
 });
 
 test('while a backup is being written, a second create, a restore, a delete and a cleanup answer 409 busy', async (t) => {
   let release!: () => void;
-  const gate = new Promise<void>((resolve) => { release = resolve; });
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
   let entered!: () => void;
-  const writing = new Promise<void>((resolve) => { entered = resolve; });
+  const writing = new Promise<void>((resolve) => {
+    entered = resolve;
+  });
   const { rename } = await import('node:fs/promises');
   const { app, backupDir } = await buildBackupApp(t, {
-    backupOptions: { fileOps: { rename: async (from, to) => { entered(); await gate; await rename(from, to); } } },
+    backupOptions: {
+      fileOps: {
+        rename: async (from, to) => {
+          entered();
+          await gate;
+          await rename(from, to);
+        },
+      },
+    },
   });
   const first = call(app, { method: 'POST', url: '/api/backup/create' });
   await writing; // the first create holds the lock, its archive about to be renamed into place
   const second = await call(app, { method: 'POST', url: '/api/backup/create' });
   assertClientError(t, second, 409, 'busy');
-  assertClientError(t, await call(app, { method: 'POST', url: '/api/backup/restore', payload: { backup_id: 'backup-20200101T000000Z' } }), 409, 'busy');
+  assertClientError(
+    t,
+    await call(app, { method: 'POST', url: '/api/backup/restore', payload: { backup_id: 'backup-20200101T000000Z' } }),
+    409,
+    'busy',
+  );
   assertClientError(t, await call(app, { method: 'DELETE', url: '/api/backup/backup-20200101T000000Z' }), 409, 'busy');
   assertClientError(t, await call(app, { method: 'POST', url: '/api/backup/cleanup' }), 409, 'busy');
-  t.is((await call(app, { method: 'POST', url: '/api/backup/create', payload: { dry_run: true } })).status, 200, 'a dry run writes nothing and is not blocked');
+  t.is(
+    (await call(app, { method: 'POST', url: '/api/backup/create', payload: { dry_run: true } })).status,
+    200,
+    'a dry run writes nothing and is not blocked',
+  );
   release();
   const done = await first;
   t.is(done.status, 201);
@@ -161,11 +228,19 @@ test('while a backup is being written, a second create, a restore, a delete and 
 
 test('create and restore log their start and end with file counts, bytes and milliseconds', async (t) => {
   const lines: Record<string, any>[] = [];
-  const logStream = new Writable({ write(chunk, _encoding, done) { for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line)); done(); } });
+  const logStream = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
   const { app } = await buildBackupApp(t, { logStream, config: { log: { level: 'info' } } });
   await call(app, { method: 'POST', url: '/api/middlewares', payload: middleware('logged') });
   const backup = (await call(app, { method: 'POST', url: '/api/backup/create' })).body;
-  t.is((await call(app, { method: 'POST', url: '/api/backup/restore', payload: { backup_id: backup.id } })).status, 200);
+  t.is(
+    (await call(app, { method: 'POST', url: '/api/backup/restore', payload: { backup_id: backup.id } })).status,
+    200,
+  );
   const find = (msg: string, id?: string) => lines.find((l) => l.msg === msg && (!id || l.backup_id === id));
   t.like(find('backup started', backup.id), { kind: 'manual' });
   const created = find('backup created', backup.id)!;
@@ -180,7 +255,15 @@ test('create and restore log their start and end with file counts, bytes and mil
 test('the OpenAPI document describes the backup routes', async (t) => {
   const { app } = await buildBackupApp(t);
   const doc = (await call(app, { method: 'GET', url: '/api/openapi.json' })).body;
-  for (const route of ['/api/backup/list', '/api/backup/{id}', '/api/backup/{id}/download', '/api/backup/create', '/api/backup/restore', '/api/backup/cleanup']) t.truthy(doc.paths[route], route);
+  for (const route of [
+    '/api/backup/list',
+    '/api/backup/{id}',
+    '/api/backup/{id}/download',
+    '/api/backup/create',
+    '/api/backup/restore',
+    '/api/backup/cleanup',
+  ])
+    t.truthy(doc.paths[route], route);
   t.truthy(doc.paths['/api/backup/create'].post.responses['201']);
   t.truthy(doc.paths['/api/backup/{id}'].delete.responses['204']);
 });

@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import { waitFor } from '../helpers/wait.ts';
 import { assertClientError, backupFiles, buildBackupApp, call, middleware, snapshot } from './support.ts';
 
-const ids = async (app: FastifyInstance, url: string) => (await call(app, { method: 'GET', url })).body.map((o: { id?: string; name?: string }) => o.id ?? o.name);
+const ids = async (app: FastifyInstance, url: string) =>
+  (await call(app, { method: 'GET', url })).body.map((o: { id?: string; name?: string }) => o.id ?? o.name);
 
 /** The middlewares of the generated config. */
 async function providerMiddlewares(app: FastifyInstance): Promise<Record<string, any>> {
@@ -20,7 +21,16 @@ test('restore round trip: changed and deleted middlewares come back, the API and
   const backup = (await call(app, { method: 'POST', url: '/api/backup/create' })).body;
   const alphaBytes = await readFile(path.join(dataDir, 'middlewares', 'alpha.yaml'));
 
-  t.is((await call(app, { method: 'PUT', url: '/api/middlewares/alpha', payload: { ...middleware('alpha', 999), name: 'Changed' } })).status, 200);
+  t.is(
+    (
+      await call(app, {
+        method: 'PUT',
+        url: '/api/middlewares/alpha',
+        payload: { ...middleware('alpha', 999), name: 'Changed' },
+      })
+    ).status,
+    200,
+  );
   t.is((await call(app, { method: 'DELETE', url: '/api/middlewares/beta' })).status, 204);
   t.is((await call(app, { method: 'POST', url: '/api/middlewares', payload: middleware('gamma', 30) })).status, 201);
   await waitFor(async () => 'gamma' in (await providerMiddlewares(app)), 5000);
@@ -34,7 +44,10 @@ test('restore round trip: changed and deleted middlewares come back, the API and
   t.deepEqual(await ids(app, '/api/middlewares'), ['alpha', 'beta']);
   const alpha = (await call(app, { method: 'GET', url: '/api/middlewares/alpha' })).body;
   t.like(alpha, { name: 'Limit alpha', config: { average: 10, burst: 50 } });
-  t.true((await readFile(path.join(dataDir, 'middlewares', 'alpha.yaml'))).equals(alphaBytes), 'the file is byte-identical to the backed-up one');
+  t.true(
+    (await readFile(path.join(dataDir, 'middlewares', 'alpha.yaml'))).equals(alphaBytes),
+    'the file is byte-identical to the backed-up one',
+  );
   const generated = await providerMiddlewares(app);
   t.deepEqual(generated.alpha, { rateLimit: { average: 10, burst: 50 } });
   t.deepEqual(generated.beta, { rateLimit: { average: 20, burst: 50 } });
@@ -47,19 +60,26 @@ test('restore round trip: changed and deleted middlewares come back, the API and
   t.is((await backupFiles(backupDir)).length, 2);
 
   // the pre-restore backup holds the state just before: restoring it brings gamma back
-  t.is((await call(app, { method: 'POST', url: '/api/backup/restore', payload: { backup_id: safety.id } })).status, 200);
+  t.is(
+    (await call(app, { method: 'POST', url: '/api/backup/restore', payload: { backup_id: safety.id } })).status,
+    200,
+  );
   t.deepEqual(await ids(app, '/api/middlewares'), ['alpha', 'gamma']);
   t.is((await call(app, { method: 'GET', url: '/api/middlewares/alpha' })).body.config.average, 999);
 
   // hand edits after a restore are still picked up (the watcher follows the new tree)
-  await writeFile(path.join(dataDir, 'middlewares', 'delta.yaml'), 'name: Delta\ntype: rateLimit\nconfig:\n  average: 4\n');
+  await writeFile(
+    path.join(dataDir, 'middlewares', 'delta.yaml'),
+    'name: Delta\ntype: rateLimit\nconfig:\n  average: 4\n',
+  );
   await waitFor(async () => (await ids(app, '/api/middlewares')).includes('delta'), 10_000);
   await waitFor(async () => 'delta' in (await providerMiddlewares(app)), 10_000);
 });
 
 test('auth/ is kept unless restore_tokens is true', async (t) => {
   const { app } = await buildBackupApp(t);
-  const token = (name: string) => call(app, { method: 'POST', url: '/api/auth/tokens', payload: { name, role: 'admin' } });
+  const token = (name: string) =>
+    call(app, { method: 'POST', url: '/api/auth/tokens', payload: { name, role: 'admin' } });
   t.is((await token('before')).status, 201);
   const backup = (await call(app, { method: 'POST', url: '/api/backup/create' })).body;
   t.is((await token('after')).status, 201);
@@ -69,7 +89,11 @@ test('auth/ is kept unless restore_tokens is true', async (t) => {
   t.is(kept.body.files, backup.files - 1, 'auth/tokens.yaml is not put in place');
   t.deepEqual(await ids(app, '/api/auth/tokens'), ['after', 'before']);
 
-  const replaced = await call(app, { method: 'POST', url: '/api/backup/restore', payload: { backup_id: backup.id, restore_tokens: true } });
+  const replaced = await call(app, {
+    method: 'POST',
+    url: '/api/backup/restore',
+    payload: { backup_id: backup.id, restore_tokens: true },
+  });
   t.is(replaced.status, 200);
   t.is(replaced.body.files, backup.files);
   t.deepEqual(await ids(app, '/api/auth/tokens'), ['before']);
@@ -91,7 +115,11 @@ test('a failure during the swap moves everything back: the data dir is byte-iden
     },
   });
   await call(app, { method: 'POST', url: '/api/middlewares', payload: middleware('alpha', 10) });
-  await call(app, { method: 'POST', url: '/api/services', payload: { id: 'web', name: 'Web', type: 'loadBalancer', config: { servers: [{ url: 'http://127.0.0.1:8080' }] } } });
+  await call(app, {
+    method: 'POST',
+    url: '/api/services',
+    payload: { id: 'web', name: 'Web', type: 'loadBalancer', config: { servers: [{ url: 'http://127.0.0.1:8080' }] } },
+  });
   const backup = (await call(app, { method: 'POST', url: '/api/backup/create' })).body;
   await call(app, { method: 'DELETE', url: '/api/middlewares/alpha' });
   await call(app, { method: 'POST', url: '/api/middlewares', payload: middleware('after', 5) });
@@ -107,7 +135,11 @@ test('a failure during the swap moves everything back: the data dir is byte-iden
   t.deepEqual(await ids(app, '/api/middlewares'), ['after']);
   t.deepEqual((await readdir(path.dirname(dataDir))).sort(), ['backups', 'data']);
 
-  t.is((await call(app, { method: 'POST', url: '/api/backup/restore', payload: { backup_id: backup.id } })).status, 200, 'the same restore works once renames do');
+  t.is(
+    (await call(app, { method: 'POST', url: '/api/backup/restore', payload: { backup_id: backup.id } })).status,
+    200,
+    'the same restore works once renames do',
+  );
   t.deepEqual(await ids(app, '/api/middlewares'), ['alpha']);
 });
 
@@ -124,20 +156,38 @@ test('include_extra writes back only the extra files whose path is still in back
 
   const withBoth = await buildBackupApp(t, { root: first.root, backup: { include: [kept, dropped, gone] } });
   const backup = (await call(withBoth.app, { method: 'POST', url: '/api/backup/create' })).body;
-  const manifest = (await import('../../plugins/backup/archive-read.ts')).readManifestHead(path.join(withBoth.backupDir, backup.file));
-  t.deepEqual((await manifest)?.extra, [
-    { path: 'extra/1-traefik.yml', original_path: kept },
-    { path: 'extra/2-compose.yml', original_path: dropped },
-  ], 'an unreadable path is left out');
+  const manifest = (await import('../../plugins/backup/archive-read.ts')).readManifestHead(
+    path.join(withBoth.backupDir, backup.file),
+  );
+  t.deepEqual(
+    (await manifest)?.extra,
+    [
+      { path: 'extra/1-traefik.yml', original_path: kept },
+      { path: 'extra/2-compose.yml', original_path: dropped },
+    ],
+    'an unreadable path is left out',
+  );
   await withBoth.app.close();
   await writeFile(kept, 'changed: true\n');
   await writeFile(dropped, 'changed: true\n');
 
   const onlyKept = await buildBackupApp(t, { root: first.root, backup: { include: [kept] } });
-  const plain = await call(onlyKept.app, { method: 'POST', url: '/api/backup/restore', payload: { backup_id: backup.id } });
+  const plain = await call(onlyKept.app, {
+    method: 'POST',
+    url: '/api/backup/restore',
+    payload: { backup_id: backup.id },
+  });
   t.is(plain.status, 200);
-  t.is(await readFile(kept, 'utf8'), 'changed: true\n', 'without include_extra nothing outside the data dir is written');
-  const withExtra = await call(onlyKept.app, { method: 'POST', url: '/api/backup/restore', payload: { backup_id: backup.id, include_extra: true } });
+  t.is(
+    await readFile(kept, 'utf8'),
+    'changed: true\n',
+    'without include_extra nothing outside the data dir is written',
+  );
+  const withExtra = await call(onlyKept.app, {
+    method: 'POST',
+    url: '/api/backup/restore',
+    payload: { backup_id: backup.id, include_extra: true },
+  });
   t.is(withExtra.status, 200);
   t.is(withExtra.body.files, plain.body.files + 1);
   t.is(await readFile(kept, 'utf8'), 'entryPoints: {}\n');
@@ -159,19 +209,32 @@ test('an extra file that cannot be written back rolls the data swap back too', a
   await rm(target);
   await mkdir(path.join(target, 'inside'), { recursive: true });
   const before = await snapshot(dataDir);
-  const failed = await call(app, { method: 'POST', url: '/api/backup/restore', payload: { backup_id: backup.id, include_extra: true } });
+  const failed = await call(app, {
+    method: 'POST',
+    url: '/api/backup/restore',
+    payload: { backup_id: backup.id, include_extra: true },
+  });
   t.is(failed.status, 500);
   t.deepEqual(await snapshot(dataDir), before);
   t.deepEqual(await ids(app, '/api/middlewares'), []);
   t.true((await stat(target)).isDirectory());
-  assertClientError(t, await call(app, { method: 'POST', url: '/api/backup/restore', payload: { backup_id: 'backup-20000101T000000Z' } }), 404, 'not_found');
+  assertClientError(
+    t,
+    await call(app, { method: 'POST', url: '/api/backup/restore', payload: { backup_id: 'backup-20000101T000000Z' } }),
+    404,
+    'not_found',
+  );
 });
 
 test('a data dir of 2,000 files round-trips byte for byte', async (t) => {
   const { app, dataDir } = await buildBackupApp(t);
   const bulk = path.join(dataDir, 'ext', 'bulk');
   await mkdir(bulk, { recursive: true });
-  await Promise.all(Array.from({ length: 2000 }, (_, i) => writeFile(path.join(bulk, `item-${i}.yaml`), `value: ${i}\npad: ${'x'.repeat(i % 300)}\n`)));
+  await Promise.all(
+    Array.from({ length: 2000 }, (_, i) =>
+      writeFile(path.join(bulk, `item-${i}.yaml`), `value: ${i}\npad: ${'x'.repeat(i % 300)}\n`),
+    ),
+  );
   await app.store.settle();
   const before = await snapshot(dataDir);
   const backup = (await call(app, { method: 'POST', url: '/api/backup/create' })).body;

@@ -8,20 +8,30 @@ const day = (n: number) => new Date(Date.UTC(2025, 0, n));
 
 test('retention after each create and on cleanup deletes backups outside keep_last that are older than max_age_days', async (t) => {
   let now = day(1);
-  const { app, backupDir } = await buildBackupApp(t, { now: () => now, backup: { retention: { keep_last: 2, max_age_days: 3 } } });
+  const { app, backupDir } = await buildBackupApp(t, {
+    now: () => now,
+    backup: { retention: { keep_last: 2, max_age_days: 3 } },
+  });
   const ids: string[] = [];
   for (let n = 1; n <= 5; n++) {
     now = day(n);
     ids.push((await call(app, { method: 'POST', url: '/api/backup/create' })).body.id);
   }
   // at day 5 the cutoff is day 2: day 1 goes; day 2 is exactly max_age_days old and stays
-  t.deepEqual(await backupFiles(backupDir), ids.slice(1).map((id) => `${id}.tar.gz`));
+  t.deepEqual(
+    await backupFiles(backupDir),
+    ids.slice(1).map((id) => `${id}.tar.gz`),
+  );
 
   now = day(10);
   const cleanup = await call(app, { method: 'POST', url: '/api/backup/cleanup' });
   t.is(cleanup.status, 200);
   t.deepEqual(cleanup.body, { deleted: [ids[2], ids[1]], kept: 2 });
-  t.deepEqual((await call(app, { method: 'GET', url: '/api/backup/list' })).body.map((b: { id: string }) => b.id), [ids[4], ids[3]], 'the newest keep_last stay whatever their age');
+  t.deepEqual(
+    (await call(app, { method: 'GET', url: '/api/backup/list' })).body.map((b: { id: string }) => b.id),
+    [ids[4], ids[3]],
+    'the newest keep_last stay whatever their age',
+  );
   t.deepEqual((await call(app, { method: 'POST', url: '/api/backup/cleanup' })).body, { deleted: [], kept: 2 });
 });
 
@@ -52,7 +62,11 @@ test('selectExpired: both conditions, strict age, unparsable dates never old', (
     { id: 'a', created_at: day(1).toISOString() },
   ];
   t.deepEqual(selectExpired(backups, { keep_last: 2, max_age_days: 3 }, day(5)), ['a']);
-  t.deepEqual(selectExpired(backups, { keep_last: 0, max_age_days: 1 }, day(5)), ['b', 'a'], 'd is exactly one day old: not older');
+  t.deepEqual(
+    selectExpired(backups, { keep_last: 0, max_age_days: 1 }, day(5)),
+    ['b', 'a'],
+    'd is exactly one day old: not older',
+  );
   t.deepEqual(selectExpired(backups, { keep_last: 0, max_age_days: 0 }, day(50)), []);
   t.deepEqual(selectExpired(backups, { keep_last: 10, max_age_days: 1 }, day(50)), []);
 });
@@ -75,9 +89,16 @@ function fakeClock() {
     setTimeout: (fn, ms) => {
       const id = next++;
       timers.set(id, { at: now + ms, fn });
-      return { unref() { return this; }, id } as unknown as NodeJS.Timeout;
+      return {
+        unref() {
+          return this;
+        },
+        id,
+      } as unknown as NodeJS.Timeout;
     },
-    clearTimeout: (timer) => { timers.delete((timer as unknown as { id: number }).id); },
+    clearTimeout: (timer) => {
+      timers.delete((timer as unknown as { id: number }).id);
+    },
     async advance(ms: number) {
       const target = now + ms;
       for (;;) {
@@ -98,7 +119,13 @@ function fakeClock() {
 test('startSchedule runs once per interval, steps through waits longer than a Node timer holds, and stops', async (t) => {
   const clock = fakeClock();
   let runs = 0;
-  const stop = startSchedule(30 * 86_400_000, async () => { runs++; }, clock);
+  const stop = startSchedule(
+    30 * 86_400_000,
+    async () => {
+      runs++;
+    },
+    clock,
+  );
   await clock.advance(29 * 86_400_000);
   t.is(runs, 0, 'a 30-day wait is longer than 2^31-1 ms: taken in steps, not fired early');
   await clock.advance(86_400_000);
@@ -120,9 +147,13 @@ test('backup.schedule makes scheduled backups (kind scheduled, retention applied
     backupOptions: { scheduleClock: clock },
   });
   t.is(clock.pending(), 1);
-  const listed = async () => (await call(app, { method: 'GET', url: '/api/backup/list' })).body as { id: string; kind: string }[];
+  const listed = async () =>
+    (await call(app, { method: 'GET', url: '/api/backup/list' })).body as { id: string; kind: string }[];
   await clock.advance(86_400_000);
-  const [first] = await waitFor(async () => { const list = await listed(); return list.length === 1 ? list : null; }, 10_000);
+  const [first] = await waitFor(async () => {
+    const list = await listed();
+    return list.length === 1 ? list : null;
+  }, 10_000);
   t.like(first, { kind: 'scheduled', id: 'backup-20250101T000000Z-scheduled' });
 
   await waitFor(() => clock.pending() === 1, 10_000); // re-armed once the run has finished

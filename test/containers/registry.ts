@@ -16,10 +16,12 @@ import { TEST_IMAGE, type Engine } from './support.ts';
 
 const run = promisify(execFile);
 
-const onPath = (name: string): boolean => (process.env.PATH ?? '').split(':').some((dir) => existsSync(path.join(dir, name)));
+const onPath = (name: string): boolean =>
+  (process.env.PATH ?? '').split(':').some((dir) => existsSync(path.join(dir, name)));
 
 /** Why the registry tests cannot run here, or null. */
-export const registrySkipReason = (): string | null => (onPath('docker-registry') ? null : 'docker-registry not installed (apt-get install docker-registry)');
+export const registrySkipReason = (): string | null =>
+  onPath('docker-registry') ? null : 'docker-registry not installed (apt-get install docker-registry)';
 
 export interface Registry {
   /** `127.0.0.1:<port>`, the registry part of image references. */
@@ -41,17 +43,24 @@ export async function startRegistry(): Promise<Registry> {
   const port = await freePort();
   const host = `127.0.0.1:${port}`;
   const config = path.join(dir, 'config.yml');
-  await writeFile(config, [
-    'version: 0.1',
-    'log: { level: error, accesslog: { disabled: true } }',
-    `storage: { filesystem: { rootdirectory: ${JSON.stringify(path.join(dir, 'storage'))} }, delete: { enabled: true } }`,
-    `http: { addr: "${host}" }`,
-    '',
-  ].join('\n'));
+  await writeFile(
+    config,
+    [
+      'version: 0.1',
+      'log: { level: error, accesslog: { disabled: true } }',
+      `storage: { filesystem: { rootdirectory: ${JSON.stringify(path.join(dir, 'storage'))} }, delete: { enabled: true } }`,
+      `http: { addr: "${host}" }`,
+      '',
+    ].join('\n'),
+  );
   let output = '';
   const child: ChildProcess = spawn('docker-registry', ['serve', config], { stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout?.on('data', (d: Buffer) => { output += d.toString(); });
-  child.stderr?.on('data', (d: Buffer) => { output += d.toString(); });
+  child.stdout?.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
@@ -61,10 +70,14 @@ export async function startRegistry(): Promise<Registry> {
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    await waitFor(async () => {
-      if (child.exitCode !== null) throw new Error(`docker-registry exited (${child.exitCode}): ${output}`);
-      return (await fetch(`http://${host}/v2/`).catch(() => null))?.status === 200;
-    }, 30_000, 50);
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`docker-registry exited (${child.exitCode}): ${output}`);
+        return (await fetch(`http://${host}/v2/`).catch(() => null))?.status === 200;
+      },
+      30_000,
+      50,
+    );
   } catch (err) {
     await stop();
     throw err;
@@ -82,26 +95,36 @@ export interface ImageSpec {
 
 /** The docker CLI against the private engine. */
 export function dockerCli(engine: Engine, args: string[]): Promise<{ stdout: string }> {
-  return run('docker', args, { env: { ...process.env, DOCKER_HOST: `unix://${engine.socket}`, DOCKER_BUILDKIT: '0' }, maxBuffer: 16 * 1024 * 1024 });
+  return run('docker', args, {
+    env: { ...process.env, DOCKER_HOST: `unix://${engine.socket}`, DOCKER_BUILDKIT: '0' },
+    maxBuffer: 16 * 1024 * 1024,
+  });
 }
 
 /**
  * Builds an image from the busybox test image (classic builder, no RUN: no network needed), tags
  * it `reference` and pushes it; answers the image id and the registry digest of the push.
  */
-export async function buildAndPush(engine: Engine, reference: string, spec: ImageSpec): Promise<{ id: string; digest: string }> {
+export async function buildAndPush(
+  engine: Engine,
+  reference: string,
+  spec: ImageSpec,
+): Promise<{ id: string; digest: string }> {
   const context = await mkdtemp(path.join(tmpdir(), 'image-'));
   try {
     await mkdir(context, { recursive: true });
     await writeFile(path.join(context, 'version.txt'), `${spec.content}\n`);
-    await writeFile(path.join(context, 'Dockerfile'), [
-      `FROM ${TEST_IMAGE}`,
-      'COPY version.txt /version.txt',
-      ...Object.entries(spec.labels ?? {}).map(([k, v]) => `LABEL ${k}=${JSON.stringify(v)}`),
-      ...(spec.healthcheck ? [`HEALTHCHECK --interval=1s --timeout=2s --retries=1 CMD ${spec.healthcheck}`] : []),
-      'CMD ["sh", "-c", "while true; do sleep 1; done"]',
-      '',
-    ].join('\n'));
+    await writeFile(
+      path.join(context, 'Dockerfile'),
+      [
+        `FROM ${TEST_IMAGE}`,
+        'COPY version.txt /version.txt',
+        ...Object.entries(spec.labels ?? {}).map(([k, v]) => `LABEL ${k}=${JSON.stringify(v)}`),
+        ...(spec.healthcheck ? [`HEALTHCHECK --interval=1s --timeout=2s --retries=1 CMD ${spec.healthcheck}`] : []),
+        'CMD ["sh", "-c", "while true; do sleep 1; done"]',
+        '',
+      ].join('\n'),
+    );
     await dockerCli(engine, ['build', '-q', '-t', reference, context]);
   } finally {
     await rm(context, { recursive: true, force: true });
@@ -117,7 +140,12 @@ export async function buildAndPush(engine: Engine, reference: string, spec: Imag
  * Publishes a newer image under `reference` without this engine having it: build + push v2, then
  * point the local tag back at `previousId` and drop v2 locally, so the update job really pulls.
  */
-export async function publishNewer(engine: Engine, reference: string, previousId: string, spec: ImageSpec): Promise<{ id: string; digest: string }> {
+export async function publishNewer(
+  engine: Engine,
+  reference: string,
+  previousId: string,
+  spec: ImageSpec,
+): Promise<{ id: string; digest: string }> {
   const pushed = await buildAndPush(engine, reference, spec);
   await dockerCli(engine, ['tag', previousId, reference]);
   await dockerCli(engine, ['rmi', pushed.id]).catch(() => undefined);

@@ -14,12 +14,14 @@ const run = promisify(execFile);
 const FIXTURES = fixture('docker');
 export const TEST_IMAGE = 'stack-test/busybox:1';
 
-const onPath = (name: string): boolean => (process.env.PATH ?? '').split(':').some((dir) => existsSync(path.join(dir, name)));
+const onPath = (name: string): boolean =>
+  (process.env.PATH ?? '').split(':').some((dir) => existsSync(path.join(dir, name)));
 
 /** Why the Docker tests cannot run here, or null when they can. */
 export function dockerSkipReason(): string | null {
   if (process.getuid?.() !== 0) return 'not root (the private dockerd needs root)';
-  if (!['dockerd', 'containerd', 'runc', 'docker'].every(onPath)) return 'docker.io not installed (apt-get install docker.io)';
+  if (!['dockerd', 'containerd', 'runc', 'docker'].every(onPath))
+    return 'docker.io not installed (apt-get install docker.io)';
   if (!existsSync('/bin/busybox')) return 'busybox-static not installed (apt-get install busybox-static)';
   return null;
 }
@@ -41,7 +43,9 @@ export async function startEngine(): Promise<Engine> {
   try {
     await run(path.join(FIXTURES, 'start-dockerd.sh'), [dir]);
     const socket = path.join(dir, 'docker.sock');
-    await run(path.join(FIXTURES, 'make-busybox-image.sh'), [], { env: { ...process.env, DOCKER_HOST: `unix://${socket}` } });
+    await run(path.join(FIXTURES, 'make-busybox-image.sh'), [], {
+      env: { ...process.env, DOCKER_HOST: `unix://${socket}` },
+    });
     return { dir, socket, docker: new Docker({ socketPath: socket }), stop };
   } catch (err) {
     await stop();
@@ -65,7 +69,9 @@ export async function createContainer(docker: Docker, spec: ContainerSpec): Prom
     Cmd: ['sh', '-c', 'while true; do sleep 1; done'],
     Labels: spec.labels ?? {},
     HostConfig: { NetworkMode: 'none', Init: true },
-    ...(spec.healthcheck ? { Healthcheck: { Test: ['CMD', 'true'], Interval: 200_000_000, Timeout: 1_000_000_000, Retries: 3 } } : {}),
+    ...(spec.healthcheck
+      ? { Healthcheck: { Test: ['CMD', 'true'], Interval: 200_000_000, Timeout: 1_000_000_000, Retries: 3 } }
+      : {}),
   });
   const state = spec.state ?? 'running';
   if (state !== 'created') await container.start();

@@ -36,7 +36,14 @@ export interface Job {
   status: string;
   progress: number;
   params: Record<string, unknown>;
-  steps: Array<{ service: string | null; step: string; status: string; message: string; started_at: string | null; finished_at: string | null }>;
+  steps: Array<{
+    service: string | null;
+    step: string;
+    status: string;
+    message: string;
+    started_at: string | null;
+    finished_at: string | null;
+  }>;
   error: string | null;
   created_at: string;
   started_at: string | null;
@@ -44,7 +51,13 @@ export interface Job {
 }
 
 /** An app on the private engine; `stableS` = containers.update_stable_s (short, so tests are quick). */
-export function updateApp(t: ExecutionContext, engine: Engine, stableS = 1, extra: Record<string, unknown> = {}, logStream?: NodeJS.WritableStream): Promise<FastifyInstance> {
+export function updateApp(
+  t: ExecutionContext,
+  engine: Engine,
+  stableS = 1,
+  extra: Record<string, unknown> = {},
+  logStream?: NodeJS.WritableStream,
+): Promise<FastifyInstance> {
   return build(t, {
     logStream,
     config: {
@@ -71,7 +84,11 @@ export async function createService(docker: Docker, spec: ServiceSpec): Promise<
     Image: spec.image,
     Labels: spec.labels ?? {},
     Env: ['STACK_TEST=1'],
-    HostConfig: { NetworkMode: spec.networkMode ?? 'none', Init: true, RestartPolicy: { Name: 'unless-stopped', MaximumRetryCount: 0 } },
+    HostConfig: {
+      NetworkMode: spec.networkMode ?? 'none',
+      Init: true,
+      RestartPolicy: { Name: 'unless-stopped', MaximumRetryCount: 0 },
+    },
   });
   await container.start();
   return container.inspect();
@@ -79,10 +96,14 @@ export async function createService(docker: Docker, spec: ServiceSpec): Promise<
 
 /** Polls GET /api/jobs/:id until the job has finished. */
 export async function finished(server: FastifyInstance, id: string, timeoutMs = 180_000): Promise<Job> {
-  return waitFor(async () => {
-    const job = (await server.inject({ method: 'GET', url: `/api/jobs/${id}` })).json() as Job;
-    return job.status === 'succeeded' || job.status === 'failed' ? job : null;
-  }, timeoutMs, 100);
+  return waitFor(
+    async () => {
+      const job = (await server.inject({ method: 'GET', url: `/api/jobs/${id}` })).json() as Job;
+      return job.status === 'succeeded' || job.status === 'failed' ? job : null;
+    },
+    timeoutMs,
+    100,
+  );
 }
 
 /** Names of all containers on the engine. */
@@ -90,4 +111,5 @@ export async function containerNames(docker: Docker): Promise<string[]> {
   return (await docker.listContainers({ all: true })).map((c) => c.Names[0].replace(/^\//, '')).sort();
 }
 
-export const stepOf = (job: Job, service: string | null, step: string) => job.steps.find((s) => s.service === service && s.step === step);
+export const stepOf = (job: Job, service: string | null, step: string) =>
+  job.steps.find((s) => s.service === service && s.step === step);

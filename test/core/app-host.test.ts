@@ -32,13 +32,31 @@ test('a reload swaps in a new instance on the same socket: new plugins load, in-
   const dir = await tempDir(t);
   const pluginsDir = path.join(dir, 'plugins');
   await mkdir(pluginsDir);
-  const config = testConfig(path.join(dir, 'data'), { auth: { mode: 'off' }, templates: { seed: false }, plugins: { dir: pluginsDir, enabled: ['*'], config: {} } });
+  const config = testConfig(path.join(dir, 'data'), {
+    auth: { mode: 'off' },
+    templates: { seed: false },
+    plugins: { dir: pluginsDir, enabled: ['*'], config: {} },
+  });
   let release!: () => void;
-  const gate = new Promise<void>((resolve) => { release = resolve; });
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
   let started!: () => void;
-  const reachedOld = new Promise<void>((resolve) => { started = resolve; });
+  const reachedOld = new Promise<void>((resolve) => {
+    started = resolve;
+  });
   const silent = (await import('pino')).default({ level: 'silent' });
-  const host = new AppHost((generation, serverFactory) => buildApp({ config, groups: [...builtinGroups, slowGroup(gate, started)], generation, serverFactory, logger: false }), silent);
+  const host = new AppHost(
+    (generation, serverFactory) =>
+      buildApp({
+        config,
+        groups: [...builtinGroups, slowGroup(gate, started)],
+        generation,
+        serverFactory,
+        logger: false,
+      }),
+    silent,
+  );
   t.teardown(() => host.close());
   const first = await host.start();
   await new Promise<void>((resolve) => host.server.listen(0, '127.0.0.1', () => resolve()));
@@ -135,11 +153,15 @@ async function connect(url: string): Promise<{ first: string; closed: Promise<nu
   return { first, closed };
 }
 
-test('WebSocket upgrades reach the current instance only; a reload closes the old one\'s sockets with 1012, shutdown with 1001', async (t) => {
+test("WebSocket upgrades reach the current instance only; a reload closes the old one's sockets with 1012, shutdown with 1001", async (t) => {
   const dir = await tempDir(t);
   const config = testConfig(path.join(dir, 'data'), { auth: { mode: 'off' } });
   const silent = (await import('pino')).default({ level: 'silent' });
-  const host = new AppHost((generation, serverFactory) => buildApp({ config, groups: [...builtinGroups, wsGroup(generation)], generation, serverFactory, logger: false }), silent);
+  const host = new AppHost(
+    (generation, serverFactory) =>
+      buildApp({ config, groups: [...builtinGroups, wsGroup(generation)], generation, serverFactory, logger: false }),
+    silent,
+  );
   t.teardown(() => host.close());
   await host.start();
   await new Promise<void>((resolve) => host.server.listen(0, '127.0.0.1', () => resolve()));

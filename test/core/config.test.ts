@@ -15,7 +15,15 @@ test('defaults load and validate', (t) => {
 });
 
 test('environment variables win and are coerced to the setting type', (t) => {
-  const config = loadConfig({ env: { ...noLocal, PORT: '8080', AUTH_MODE: 'all', CORS_ORIGINS: 'https://a.example, https://b.example', TRUST_PROXY: '2' } });
+  const config = loadConfig({
+    env: {
+      ...noLocal,
+      PORT: '8080',
+      AUTH_MODE: 'all',
+      CORS_ORIGINS: 'https://a.example, https://b.example',
+      TRUST_PROXY: '2',
+    },
+  });
   t.is(config.server.port, 8080);
   t.is(config.auth.mode, 'all');
   t.deepEqual(config.cors.origins, ['https://a.example', 'https://b.example']);
@@ -34,13 +42,23 @@ test('CONFIG_FILE overrides the defaults and *_FILE variables read secrets from 
   const dir = await tempDir(t);
   await writeFile(path.join(dir, 'local.yaml'), 'server:\n  port: 9000\nlog:\n  level: warn\n');
   await writeFile(path.join(dir, 'token'), 'provider-secret\n');
-  const config = loadConfig({ env: { CONFIG_FILE: path.join(dir, 'local.yaml'), PROVIDER_TOKEN_FILE: path.join(dir, 'token') } });
+  const config = loadConfig({
+    env: { CONFIG_FILE: path.join(dir, 'local.yaml'), PROVIDER_TOKEN_FILE: path.join(dir, 'token') },
+  });
   t.is(config.server.port, 9000);
   t.is(config.log.level, 'warn');
   t.is(config.provider.token, 'provider-secret');
 });
 
 test('middleware-manager variable names are read as fallbacks only', (t) => {
-  t.is(loadConfig({ env: { ...noLocal, PANGOLIN_API_URL: 'http://old:3001/api/v1' } }).datasources.pangolin_url, 'http://old:3001/api/v1');
-  t.is(loadConfig({ env: { ...noLocal, PANGOLIN_API_URL: 'http://old:3001/api/v1', PANGOLIN_URL: 'http://new:3001/api/v1' } }).datasources.pangolin_url, 'http://new:3001/api/v1');
+  t.is(
+    loadConfig({ env: { ...noLocal, PANGOLIN_API_URL: 'http://old:3001/api/v1' } }).datasources.pangolin_url,
+    'http://old:3001/api/v1',
+  );
+  t.is(
+    loadConfig({
+      env: { ...noLocal, PANGOLIN_API_URL: 'http://old:3001/api/v1', PANGOLIN_URL: 'http://new:3001/api/v1' },
+    }).datasources.pangolin_url,
+    'http://new:3001/api/v1',
+  );
 });

@@ -4,7 +4,11 @@ import { build } from '../helpers/build.ts';
 import { initialAdminToken, bearer } from '../auth/support.ts';
 
 const ORIGIN = 'https://ui.example.com';
-const PREFLIGHT = { origin: ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' };
+const PREFLIGHT = {
+  origin: ORIGIN,
+  'access-control-request-method': 'POST',
+  'access-control-request-headers': 'authorization, content-type',
+};
 
 test('preflight on a protected route answers 204 with the §2.11 headers, without a token', async (t) => {
   const app = await build(t, { config: { cors: { origins: [ORIGIN, 'https://other.example.com'] } } });
@@ -12,7 +16,10 @@ test('preflight on a protected route answers 204 with the §2.11 headers, withou
   t.is(response.statusCode, 204);
   t.is(response.headers['access-control-allow-origin'], ORIGIN);
   t.is(response.headers['access-control-allow-methods'], 'GET, HEAD, POST, PUT, DELETE, OPTIONS');
-  t.is(response.headers['access-control-allow-headers'], 'Authorization, Content-Type, Accept, If-Match, If-None-Match, X-Request-Id');
+  t.is(
+    response.headers['access-control-allow-headers'],
+    'Authorization, Content-Type, Accept, If-Match, If-None-Match, X-Request-Id',
+  );
   t.is(response.headers['access-control-max-age'], '600');
   t.is(response.headers['access-control-allow-credentials'], undefined);
   t.regex(String(response.headers.vary), /Origin/);
@@ -26,8 +33,10 @@ test('actual requests carry Allow-Origin and the exposed headers; unknown origin
   const allowed = await app.inject({ url: '/api/auth/tokens', headers: { ...admin, origin: ORIGIN } });
   t.is(allowed.statusCode, 200);
   t.is(allowed.headers['access-control-allow-origin'], ORIGIN);
-  t.is(allowed.headers['access-control-expose-headers'],
-    'ETag, Location, Link, X-Total-Count, API-Version, X-Request-Id, X-Config-Stale, X-Restart-Required, X-Catalogue-Stale');
+  t.is(
+    allowed.headers['access-control-expose-headers'],
+    'ETag, Location, Link, X-Total-Count, API-Version, X-Request-Id, X-Config-Stale, X-Restart-Required, X-Catalogue-Stale',
+  );
   const denied = await app.inject({ url: '/api/auth/tokens', headers: { origin: ORIGIN } });
   t.is(denied.statusCode, 401);
   t.is(denied.headers['access-control-allow-origin'], ORIGIN, 'a browser can read the 401');
@@ -40,7 +49,11 @@ test('actual requests carry Allow-Origin and the exposed headers; unknown origin
 
 test("'*' allows every origin", async (t) => {
   const app = await build(t, { config: { cors: { origins: ['*'] } } });
-  const response = await app.inject({ method: 'OPTIONS', url: '/api/health', headers: { ...PREFLIGHT, origin: 'https://anything.example' } });
+  const response = await app.inject({
+    method: 'OPTIONS',
+    url: '/api/health',
+    headers: { ...PREFLIGHT, origin: 'https://anything.example' },
+  });
   t.is(response.statusCode, 204);
   t.is(response.headers['access-control-allow-origin'], '*');
 });

@@ -9,14 +9,29 @@ import { builtinGroups } from '../../plugins/index.ts';
 const probeGroup: BuiltinGroup = {
   name: 'probe',
   plugin: async (app: FastifyInstance) => {
-    app.post('/api/probe', {
-      config: { auth: 'public' },
-      schema: { body: Type.Object({ name: Type.String({ minLength: 1 }), count: Type.Optional(Type.Integer({ minimum: 0 })) }, { additionalProperties: false }) },
-    }, async (request) => ({ received: request.body }));
-    app.post('/api/probe/optional', {
-      config: { auth: 'public' },
-      schema: { body: Type.Optional(Type.Object({ note: Type.Optional(Type.String()) }, { additionalProperties: false })) },
-    }, async (request) => ({ received: request.body ?? null }));
+    app.post(
+      '/api/probe',
+      {
+        config: { auth: 'public' },
+        schema: {
+          body: Type.Object(
+            { name: Type.String({ minLength: 1 }), count: Type.Optional(Type.Integer({ minimum: 0 })) },
+            { additionalProperties: false },
+          ),
+        },
+      },
+      async (request) => ({ received: request.body }),
+    );
+    app.post(
+      '/api/probe/optional',
+      {
+        config: { auth: 'public' },
+        schema: {
+          body: Type.Optional(Type.Object({ note: Type.Optional(Type.String()) }, { additionalProperties: false })),
+        },
+      },
+      async (request) => ({ received: request.body ?? null }),
+    );
     app.get('/api/probe/boom', { config: { auth: 'public' } }, async () => {
       throw new Error('secret internal detail /etc/passwd');
     });
@@ -45,7 +60,12 @@ test('a known path with a wrong method answers 405 with Allow', async (t) => {
 
 test('unparsable JSON answers 400 invalid_json', async (t) => {
   const app = await open(t);
-  const res = await app.inject({ method: 'POST', url: '/api/probe', headers: { 'content-type': 'application/json' }, payload: '{"name": "x",' });
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/probe',
+    headers: { 'content-type': 'application/json' },
+    payload: '{"name": "x",',
+  });
   t.is(res.statusCode, 400);
   t.deepEqual(Object.keys(res.json()).sort(), ['id', 'message']);
   t.is(res.json().id, 'invalid_json');
@@ -69,7 +89,11 @@ test('a missing required body answers 422; all-optional bodies accept no body', 
   t.is(none.json().id, 'validation_failed');
   const optional = await app.inject({ method: 'POST', url: '/api/probe/optional' });
   t.is(optional.statusCode, 200);
-  const emptyJson = await app.inject({ method: 'POST', url: '/api/probe/optional', headers: { 'content-type': 'application/json', 'content-length': '0' } });
+  const emptyJson = await app.inject({
+    method: 'POST',
+    url: '/api/probe/optional',
+    headers: { 'content-type': 'application/json', 'content-length': '0' },
+  });
   t.is(emptyJson.statusCode, 200);
 });
 
@@ -90,11 +114,21 @@ test('a body over the limit answers 413 payload_too_large', async (t) => {
 test('a body that is not JSON answers 415 unsupported_media_type', async (t) => {
   const app = await open(t);
   for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
-    const res = await app.inject({ method: 'POST', url: '/api/probe', headers: { 'content-type': type }, payload: 'name=x' });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/probe',
+      headers: { 'content-type': type },
+      payload: 'name=x',
+    });
     t.is(res.statusCode, 415, type);
     t.is(res.json().id, 'unsupported_media_type');
   }
-  const charset = await app.inject({ method: 'POST', url: '/api/probe', headers: { 'content-type': 'application/json; charset=utf-8' }, payload: '{"name":"é"}' });
+  const charset = await app.inject({
+    method: 'POST',
+    url: '/api/probe',
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+    payload: '{"name":"é"}',
+  });
   t.is(charset.statusCode, 200);
 });
 

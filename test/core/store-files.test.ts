@@ -12,7 +12,8 @@ import type { FastifyInstance } from 'fastify';
 import { build, tempDir } from '../helpers/build.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const SECRET_MIDDLEWARE = 'name: secret\ntype: headers\nconfig:\n  customRequestHeaders:\n    X-Secret: from-outside-the-data-dir\n';
+const SECRET_MIDDLEWARE =
+  'name: secret\ntype: headers\nconfig:\n  customRequestHeaders:\n    X-Secret: from-outside-the-data-dir\n';
 const open = { auth: { mode: 'off' } };
 
 async function invalidFiles(app: FastifyInstance): Promise<{ path: string; message: string }[]> {
@@ -85,7 +86,11 @@ test('temp files of interrupted writes older than a minute are removed at startu
   const dataDir = path.join(await tempDir(t), 'data');
   await mkdir(path.join(dataDir, 'middlewares'), { recursive: true });
   await mkdir(path.join(dataDir, 'auth'), { recursive: true });
-  const stale = [path.join(dataDir, 'middlewares', '.a.yaml.0123456789ab.tmp'), path.join(dataDir, '.settings.yaml.ba9876543210.tmp'), path.join(dataDir, 'auth', '.tokens.yaml.aaaaaaaaaaaa.tmp')];
+  const stale = [
+    path.join(dataDir, 'middlewares', '.a.yaml.0123456789ab.tmp'),
+    path.join(dataDir, '.settings.yaml.ba9876543210.tmp'),
+    path.join(dataDir, 'auth', '.tokens.yaml.aaaaaaaaaaaa.tmp'),
+  ];
   const fresh = path.join(dataDir, 'middlewares', '.b.yaml.cdef01234567.tmp');
   const notTemp = path.join(dataDir, 'middlewares', 'notes.tmp');
   const old = new Date(Date.now() - 5 * 60_000);
@@ -94,5 +99,5 @@ test('temp files of interrupted writes older than a minute are removed at startu
   await build(t, { dataDir, config: open });
   for (const file of stale) t.false(existsSync(file), `${path.relative(dataDir, file)} removed`);
   t.true(existsSync(fresh), 'a temp file younger than a minute may belong to a write in progress');
-  t.true(existsSync(notTemp), 'only the store\'s own temp-file names are removed');
+  t.true(existsSync(notTemp), "only the store's own temp-file names are removed");
 });

@@ -19,8 +19,11 @@ test.serial('50 concurrent writers on one object lose no update and every file p
   const store = await openTestStore(t, dir);
   const items = await store.collection<Item>({ name: 'items', schema: ItemSchema });
   const start = performance.now();
-  await Promise.all(Array.from({ length: 50 }, () =>
-    items.update('counter', (current) => ({ name: 'counter', value: (current?.data.value ?? 0) + 1 }))));
+  await Promise.all(
+    Array.from({ length: 50 }, () =>
+      items.update('counter', (current) => ({ name: 'counter', value: (current?.data.value ?? 0) + 1 })),
+    ),
+  );
   const elapsed = performance.now() - start;
   t.is(items.get('counter')?.data.value, 50);
   t.is(parse(await readFile(path.join(dir, 'items', 'counter.yaml'), 'utf8')).value, 50);
@@ -36,14 +39,20 @@ test('50 concurrent creates in one collection give 50 valid files', async (t) =>
   t.is(files.length, 50);
   for (const f of files) t.is(typeof parse(await readFile(path.join(dir, 'items', f), 'utf8')).value, 'number');
   t.is(items.list().length, 50);
-  t.deepEqual(items.list().map((o) => o.id), [...items.list().map((o) => o.id)].sort());
+  t.deepEqual(
+    items.list().map((o) => o.id),
+    [...items.list().map((o) => o.id)].sort(),
+  );
 });
 
 test.serial('writers in 5 processes (10 updates each) lose no update', async (t) => {
   const dir = await tempDir(t);
   const start = performance.now();
-  await Promise.all(Array.from({ length: 5 }, () =>
-    run(process.execPath, ['--import=tsx', path.join(fixtures, 'store-incrementer.ts'), dir, '10'])));
+  await Promise.all(
+    Array.from({ length: 5 }, () =>
+      run(process.execPath, ['--import=tsx', path.join(fixtures, 'store-incrementer.ts'), dir, '10']),
+    ),
+  );
   t.log(`5 processes × 10 updates in ${(performance.now() - start).toFixed(0)} ms (including process start)`);
   t.is(parse(await readFile(path.join(dir, 'items', 'counter.yaml'), 'utf8')).value, 50);
 });
@@ -53,9 +62,15 @@ test('a writer killed with SIGKILL mid-write 50 times leaves every file old or n
   const dir = await tempDir(t);
   let checkedFiles = 0;
   for (let round = 1; round <= 50; round++) {
-    const child = spawn(process.execPath, ['--import=tsx', path.join(fixtures, 'store-writer.ts'), dir, String(round)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      ['--import=tsx', path.join(fixtures, 'store-writer.ts'), dir, String(round)],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     await new Promise<void>((resolve, reject) => {
-      child.stdout.on('data', (chunk: Buffer) => { if (chunk.toString().includes('ready')) resolve(); });
+      child.stdout.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('ready')) resolve();
+      });
       child.on('exit', (code) => reject(new Error(`writer exited early with ${code}`)));
     });
     // let it write for a varying number of event-loop turns of ours, then kill without warning
@@ -161,7 +176,10 @@ test('a version mismatch, a taken id and a bad id are store errors that write no
   const items = await store.collection<Item>({ name: 'items', schema: ItemSchema });
   const created = await items.create('one', { name: 'One', value: 1 });
   const before = await readFile(path.join(dir, 'items', 'one.yaml'), 'utf8');
-  const stale = await t.throwsAsync(items.put('one', { name: 'One', value: 2 }, { expect: matchingVersion('"0000"') }), { instanceOf: StoreError });
+  const stale = await t.throwsAsync(
+    items.put('one', { name: 'One', value: 2 }, { expect: matchingVersion('"0000"') }),
+    { instanceOf: StoreError },
+  );
   t.is(stale?.kind, 'version_conflict');
   t.like(toAppError(stale!, 1024), { statusCode: 412, id: 'precondition_failed' });
   t.is(await readFile(path.join(dir, 'items', 'one.yaml'), 'utf8'), before);
@@ -189,7 +207,12 @@ test('documents: updates are atomic, secrets get mode 0600, hand edits are valid
   const { Type } = await import('@sinclair/typebox');
   const dir = await tempDir(t);
   const store = await openTestStore(t, dir);
-  const doc = await store.document<{ n: number }>({ path: 'sub/secret.yaml', schema: Type.Object({ n: Type.Integer() }), initial: () => ({ n: 0 }), fileMode: 0o600 });
+  const doc = await store.document<{ n: number }>({
+    path: 'sub/secret.yaml',
+    schema: Type.Object({ n: Type.Integer() }),
+    initial: () => ({ n: 0 }),
+    fileMode: 0o600,
+  });
   await Promise.all(Array.from({ length: 20 }, () => doc.update((c) => ({ n: c.n + 1 }))));
   t.is(doc.get().n, 20);
   t.is((await stat(path.join(dir, 'sub', 'secret.yaml'))).mode & 0o777, 0o600);
@@ -204,9 +227,13 @@ test('a bulk write of 200 objects is fast and a hand edit made meanwhile is not 
   const items = await store.collection<Item>({ name: 'items', schema: ItemSchema });
   await items.create('existing', { name: 'Existing', value: 1 });
   const sources: string[] = [];
-  items.onChange((e) => { if (e.id === 'existing' || e.id === 'by-hand') sources.push(`${e.id}:${e.source}`); });
+  items.onChange((e) => {
+    if (e.id === 'existing' || e.id === 'by-hand') sources.push(`${e.id}:${e.source}`);
+  });
   const start = performance.now();
-  const bulk = items.updateMany(Array.from({ length: 200 }, (_, i) => ({ id: `bulk-${i}`, mutate: () => ({ name: `Bulk ${i}`, value: i }) })));
+  const bulk = items.updateMany(
+    Array.from({ length: 200 }, (_, i) => ({ id: `bulk-${i}`, mutate: () => ({ name: `Bulk ${i}`, value: i }) })),
+  );
   await writeFile(path.join(dir, 'items', 'by-hand.yaml'), 'name: By hand\nvalue: 42\n');
   await writeFile(path.join(dir, 'items', 'existing.yaml'), 'name: Existing\nvalue: 2\n');
   const written = await bulk;

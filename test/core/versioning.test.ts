@@ -4,7 +4,13 @@ import { requestedVersion } from '../../core/versioning.ts';
 
 test('version 1 is the default and can be asked for explicitly', async (t) => {
   const app = await build(t);
-  for (const accept of [undefined, '*/*', 'application/json', 'application/json; version=1', 'text/html, application/json;version="1"']) {
+  for (const accept of [
+    undefined,
+    '*/*',
+    'application/json',
+    'application/json; version=1',
+    'text/html, application/json;version="1"',
+  ]) {
     const res = await app.inject({ method: 'GET', url: '/api/health', headers: accept ? { accept } : {} });
     t.is(res.statusCode, 200, String(accept));
     t.is(res.headers['api-version'], '1');
@@ -13,7 +19,11 @@ test('version 1 is the default and can be asked for explicitly', async (t) => {
 
 test('another version answers 406 unsupported_version', async (t) => {
   const app = await build(t);
-  const res = await app.inject({ method: 'GET', url: '/api/health', headers: { accept: 'application/json; version=2' } });
+  const res = await app.inject({
+    method: 'GET',
+    url: '/api/health',
+    headers: { accept: 'application/json; version=2' },
+  });
   t.is(res.statusCode, 406);
   t.is(res.json().id, 'unsupported_version');
   t.is(res.headers['api-version'], '1');
@@ -33,7 +43,11 @@ test('X-Request-Id echoes a well-formed caller value and replaces a bad one', as
   const app = await build(t);
   const good = await app.inject({ method: 'GET', url: '/api/health', headers: { 'x-request-id': 'abc.DEF_1-2' } });
   t.is(good.headers['x-request-id'], 'abc.DEF_1-2');
-  const bad = await app.inject({ method: 'GET', url: '/api/health', headers: { 'x-request-id': 'no spaces <allowed>' } });
+  const bad = await app.inject({
+    method: 'GET',
+    url: '/api/health',
+    headers: { 'x-request-id': 'no spaces <allowed>' },
+  });
   t.not(bad.headers['x-request-id'], 'no spaces <allowed>');
   t.regex(String(bad.headers['x-request-id']), /^[0-9a-f-]{36}$/);
 });

@@ -19,24 +19,42 @@ const TRAEFIK_VERSION = '3.6.24'; // fixtures/traefik-api/version.json
 
 useFakeUpstream(test);
 
-async function setup(t: Context, options: BuildTestOptions & { urls?: { pangolin: string; traefik: string; active?: string } } = {}): Promise<FastifyInstance> {
+async function setup(
+  t: Context,
+  options: BuildTestOptions & { urls?: { pangolin: string; traefik: string; active?: string } } = {},
+): Promise<FastifyInstance> {
   const { fake } = t.context;
   const urls = options.urls ?? { pangolin: fake.pangolinUrl, traefik: fake.url };
-  const datasources = { pangolin_url: urls.pangolin, traefik_url: urls.traefik, ...(urls.active ? { active: urls.active } : {}) };
+  const datasources = {
+    pangolin_url: urls.pangolin,
+    traefik_url: urls.traefik,
+    ...(urls.active ? { active: urls.active } : {}),
+  };
   return build(t, { ...options, config: { auth: { mode: 'off' }, datasources } });
 }
 
 /** A logger writing JSON lines into `lines`, so tests can search everything the app logged. */
 function captureLogs(): { lines: string[]; logger: BuildTestOptions['logger'] } {
   const lines: string[] = [];
-  return { lines, logger: { level: 'trace', stream: { write: (line: string) => { lines.push(line); } } } };
+  return {
+    lines,
+    logger: {
+      level: 'trace',
+      stream: {
+        write: (line: string) => {
+          lines.push(line);
+        },
+      },
+    },
+  };
 }
 
 const fileOf = (app: FastifyInstance) => path.join(app.store.dataDir, 'datasources.yaml');
-const readStored = async (app: FastifyInstance) => parseYaml(await readFile(fileOf(app), 'utf8')) as {
-  active: string;
-  sources: Record<string, Record<string, unknown> & { basic_auth: { username: string; password: string } | null }>;
-};
+const readStored = async (app: FastifyInstance) =>
+  parseYaml(await readFile(fileOf(app), 'utf8')) as {
+    active: string;
+    sources: Record<string, Record<string, unknown> & { basic_auth: { username: string; password: string } | null }>;
+  };
 const put = (app: FastifyInstance, url: string, payload: unknown, headers: Record<string, string> = {}) =>
   app.inject({ method: 'PUT', url, payload: payload as object, headers });
 
@@ -56,16 +74,40 @@ test('first start creates datasources.yaml (0600) with pangolin and traefik from
   const stored = await readStored(app);
   t.is(stored.active, 'pangolin');
   t.deepEqual(Object.keys(stored.sources).sort(), ['pangolin', 'traefik']);
-  t.like(stored.sources.pangolin, { type: 'pangolin', url: fake.pangolinUrl, skip_tls_verify: false, basic_auth: null, poll_interval_s: 5, timeout_ms: 5000 });
+  t.like(stored.sources.pangolin, {
+    type: 'pangolin',
+    url: fake.pangolinUrl,
+    skip_tls_verify: false,
+    basic_auth: null,
+    poll_interval_s: 5,
+    timeout_ms: 5000,
+  });
   t.like(stored.sources.traefik, { type: 'traefik', url: fake.url });
 
   const list = await app.inject({ method: 'GET', url: '/api/datasource' });
   t.is(list.statusCode, 200);
   t.is(list.headers['x-total-count'], '2');
   const views = list.json() as Array<Record<string, unknown>>;
-  t.deepEqual(views.map((v) => [v.name, v.active]), [['pangolin', true], ['traefik', false]]);
+  t.deepEqual(
+    views.map((v) => [v.name, v.active]),
+    [
+      ['pangolin', true],
+      ['traefik', false],
+    ],
+  );
   t.deepEqual(Object.keys(views[0]).sort(), [
-    'active', 'basic_auth', 'created_at', 'etag', 'last_sync', 'name', 'poll_interval_s', 'skip_tls_verify', 'timeout_ms', 'type', 'updated_at', 'url',
+    'active',
+    'basic_auth',
+    'created_at',
+    'etag',
+    'last_sync',
+    'name',
+    'poll_interval_s',
+    'skip_tls_verify',
+    'timeout_ms',
+    'type',
+    'updated_at',
+    'url',
   ]);
   t.regex(views[0].etag as string, /^[0-9a-f]{32}$/);
   t.regex(views[0].created_at as string, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -79,7 +121,10 @@ test('the configuration never overwrites an existing datasources.yaml', async (t
   const first = await setup(t, { dataDir });
   const before = await readFile(fileOf(first), 'utf8');
   await first.close();
-  const second = await setup(t, { dataDir, urls: { pangolin: 'http://other:3001/api/v1', traefik: 'http://other:8080', active: 'traefik' } });
+  const second = await setup(t, {
+    dataDir,
+    urls: { pangolin: 'http://other:3001/api/v1', traefik: 'http://other:8080', active: 'traefik' },
+  });
   t.is(await readFile(fileOf(second), 'utf8'), before);
   const active = await second.inject({ method: 'GET', url: '/api/datasource/active' });
   t.is(active.json().name, 'pangolin');
@@ -92,11 +137,19 @@ test('GET /api/datasource/:name answers 404 for an unknown name and 304 for a ma
   const one = await app.inject({ method: 'GET', url: '/api/datasource/traefik' });
   t.is(one.statusCode, 200);
   t.is(one.headers.etag, `"${one.json().etag}"`);
-  const cached = await app.inject({ method: 'GET', url: '/api/datasource/traefik', headers: { 'if-none-match': one.headers.etag as string } });
+  const cached = await app.inject({
+    method: 'GET',
+    url: '/api/datasource/traefik',
+    headers: { 'if-none-match': one.headers.etag as string },
+  });
   t.is(cached.statusCode, 304);
   t.is(cached.body, '');
   const active = await app.inject({ method: 'GET', url: '/api/datasource/active' });
-  const activeCached = await app.inject({ method: 'GET', url: '/api/datasource/active', headers: { 'if-none-match': `W/${active.headers.etag}` } });
+  const activeCached = await app.inject({
+    method: 'GET',
+    url: '/api/datasource/active',
+    headers: { 'if-none-match': `W/${active.headers.etag}` },
+  });
   t.is(activeCached.statusCode, 304);
 });
 
@@ -119,8 +172,14 @@ test('PUT /api/datasource/active switches the source, starts a sync and reports 
   t.like(changes[0]?.source, { type: 'traefik', url: t.context.fake.url, poll_interval_s: 5, timeout_ms: 5000 });
   t.is(app.datasources.active()?.name, 'traefik');
   t.is((await readStored(app)).active, 'traefik');
-  const list = (await app.inject({ method: 'GET', url: '/api/datasource' })).json() as Array<{ name: string; active: boolean }>;
-  t.deepEqual(list.map((v) => v.active), [false, true]);
+  const list = (await app.inject({ method: 'GET', url: '/api/datasource' })).json() as Array<{
+    name: string;
+    active: boolean;
+  }>;
+  t.deepEqual(
+    list.map((v) => v.active),
+    [false, true],
+  );
 });
 
 test('PUT /api/datasource/active with an unknown or missing name answers 422 and changes nothing', async (t) => {
@@ -136,23 +195,51 @@ test('PUT /api/datasource/active with an unknown or missing name answers 422 and
 
 test('PUT /api/datasource/:name creates (201 + Location), replaces (200) and merges omitted fields', async (t) => {
   const app = await setup(t);
-  const created = await put(app, '/api/datasource/edge-2', { type: 'traefik', url: 'https://edge-2.example:8443/', skip_tls_verify: true });
+  const created = await put(app, '/api/datasource/edge-2', {
+    type: 'traefik',
+    url: 'https://edge-2.example:8443/',
+    skip_tls_verify: true,
+  });
   t.is(created.statusCode, 201, created.body);
   t.is(created.headers.location, '/api/datasource/edge-2');
-  t.like(created.json(), { name: 'edge-2', type: 'traefik', url: 'https://edge-2.example:8443', skip_tls_verify: true, basic_auth: null, poll_interval_s: 5, timeout_ms: 5000, active: false });
+  t.like(created.json(), {
+    name: 'edge-2',
+    type: 'traefik',
+    url: 'https://edge-2.example:8443',
+    skip_tls_verify: true,
+    basic_auth: null,
+    poll_interval_s: 5,
+    timeout_ms: 5000,
+    active: false,
+  });
   t.is(created.headers.etag, `"${created.json().etag}"`);
   const fetched = await app.inject({ method: 'GET', url: created.headers.location as string });
   t.deepEqual(fetched.json(), created.json());
 
-  const merged = await put(app, '/api/datasource/edge-2', { timeout_ms: 2500, name: 'ignored', active: true, etag: 'ignored' });
+  const merged = await put(app, '/api/datasource/edge-2', {
+    timeout_ms: 2500,
+    name: 'ignored',
+    active: true,
+    etag: 'ignored',
+  });
   t.is(merged.statusCode, 200, merged.body);
   t.like(merged.json(), { url: 'https://edge-2.example:8443', skip_tls_verify: true, timeout_ms: 2500, active: false });
   t.not(merged.json().etag, created.json().etag);
   t.is(merged.json().created_at, created.json().created_at);
 
-  const replaced = await put(app, '/api/datasource/edge-2', { type: 'pangolin', url: 'http://pangolin-2:3001/api/v1', poll_interval_s: 60 });
+  const replaced = await put(app, '/api/datasource/edge-2', {
+    type: 'pangolin',
+    url: 'http://pangolin-2:3001/api/v1',
+    poll_interval_s: 60,
+  });
   t.is(replaced.statusCode, 200);
-  t.like(replaced.json(), { type: 'pangolin', url: 'http://pangolin-2:3001/api/v1', skip_tls_verify: true, poll_interval_s: 60, timeout_ms: 2500 });
+  t.like(replaced.json(), {
+    type: 'pangolin',
+    url: 'http://pangolin-2:3001/api/v1',
+    skip_tls_verify: true,
+    poll_interval_s: 60,
+    timeout_ms: 2500,
+  });
   t.like((await readStored(app)).sources['edge-2'], { type: 'pangolin', poll_interval_s: 60, timeout_ms: 2500 });
   t.is((await stat(fileOf(app))).mode & 0o777, 0o600);
 
@@ -166,7 +253,10 @@ test('creating without type or url answers 422 naming both fields', async (t) =>
   const before = await readFile(fileOf(app));
   const response = await put(app, '/api/datasource/new-one', { skip_tls_verify: true });
   assertError(t, response, 422, 'validation_failed');
-  t.deepEqual((response.json().details as Array<{ path: string }>).map((d) => d.path), ['/type', '/url']);
+  t.deepEqual(
+    (response.json().details as Array<{ path: string }>).map((d) => d.path),
+    ['/type', '/url'],
+  );
   t.deepEqual(await readFile(fileOf(app)), before);
 });
 
@@ -182,12 +272,20 @@ test('the password never appears in a response or the log; the mask and omission
     return r;
   };
 
-  const created = await call(put(app, '/api/datasource/secured', { type: 'traefik', url: fake.url, basic_auth: { username: 'reader', password: PASSWORD } }));
+  const created = await call(
+    put(app, '/api/datasource/secured', {
+      type: 'traefik',
+      url: fake.url,
+      basic_auth: { username: 'reader', password: PASSWORD },
+    }),
+  );
   t.is(created.statusCode, 201);
   t.deepEqual(created.json().basic_auth, { username: 'reader', password_set: true });
   t.is((await readStored(app)).sources.secured.basic_auth?.password, PASSWORD);
 
-  const masked = await call(put(app, '/api/datasource/secured', { basic_auth: { username: 'reader', password: MASK } }));
+  const masked = await call(
+    put(app, '/api/datasource/secured', { basic_auth: { username: 'reader', password: MASK } }),
+  );
   t.is(masked.statusCode, 200);
   t.is((await readStored(app)).sources.secured.basic_auth?.password, PASSWORD);
   const renamed = await call(put(app, '/api/datasource/secured', { basic_auth: { username: 'reader2' } }));
@@ -204,7 +302,12 @@ test('the password never appears in a response or the log; the mask and omission
   await call(app.inject({ method: 'GET', url: '/api/datasource/active' }));
   await call(app.inject({ method: 'GET', url: '/api/health?deep=true' }));
   // a failing validation must not echo it either
-  await call(put(app, '/api/datasource/secured', { url: `http://reader:${PASSWORD}@host`, basic_auth: { username: 'a:b', password: PASSWORD } }));
+  await call(
+    put(app, '/api/datasource/secured', {
+      url: `http://reader:${PASSWORD}@host`,
+      basic_auth: { username: 'a:b', password: PASSWORD },
+    }),
+  );
   t.is(app.datasources.active()?.source.basic_auth?.password, PASSWORD, 'the poller gets the credentials');
   t.false(JSON.stringify(app.datasources.list()).includes(PASSWORD));
 
@@ -212,7 +315,9 @@ test('the password never appears in a response or the log; the mask and omission
   const removed = await call(put(app, '/api/datasource/secured', { basic_auth: null }));
   t.is(removed.json().basic_auth, null);
   t.is((await readStored(app)).sources.secured.basic_auth, null);
-  const alias = await call(put(app, '/api/datasource/secured', { basicAuth: { username: 'alias', password: PASSWORD } }));
+  const alias = await call(
+    put(app, '/api/datasource/secured', { basicAuth: { username: 'alias', password: PASSWORD } }),
+  );
   t.deepEqual(alias.json().basic_auth, { username: 'alias', password_set: true });
   t.deepEqual((await readStored(app)).sources.secured.basic_auth, { username: 'alias', password: PASSWORD });
 
@@ -224,7 +329,11 @@ test('the password never appears in a response or the log; the mask and omission
 
 test('credentials cannot be created without a username or a password', async (t) => {
   const app = await setup(t);
-  const noPassword = await put(app, '/api/datasource/edge', { type: 'traefik', url: 'http://edge:8080', basic_auth: { username: 'u', password: MASK } });
+  const noPassword = await put(app, '/api/datasource/edge', {
+    type: 'traefik',
+    url: 'http://edge:8080',
+    basic_auth: { username: 'u', password: MASK },
+  });
   assertError(t, noPassword, 422, 'validation_failed');
   t.is(noPassword.json().details[0].path, '/basic_auth/password');
   const noUser = await put(app, '/api/datasource/traefik', { basicAuth: { password: 'x' } });
@@ -253,15 +362,39 @@ test('If-Match: a stale ETag answers 412 on PUT and DELETE, the current one is a
   const etag = (await app.inject({ method: 'GET', url: '/api/datasource/traefik' })).headers.etag as string;
   const before = await readFile(fileOf(app));
   const stale = '"0123456789abcdef0123456789abcdef"';
-  assertError(t, await put(app, '/api/datasource/traefik', { timeout_ms: 1000 }, { 'if-match': stale }), 412, 'precondition_failed');
-  assertError(t, await app.inject({ method: 'DELETE', url: '/api/datasource/traefik', headers: { 'if-match': stale } }), 412, 'precondition_failed');
-  assertError(t, await put(app, '/api/datasource/fresh', { type: 'traefik', url: 'http://x:1' }, { 'if-match': '*' }), 412, 'precondition_failed');
+  assertError(
+    t,
+    await put(app, '/api/datasource/traefik', { timeout_ms: 1000 }, { 'if-match': stale }),
+    412,
+    'precondition_failed',
+  );
+  assertError(
+    t,
+    await app.inject({ method: 'DELETE', url: '/api/datasource/traefik', headers: { 'if-match': stale } }),
+    412,
+    'precondition_failed',
+  );
+  assertError(
+    t,
+    await put(app, '/api/datasource/fresh', { type: 'traefik', url: 'http://x:1' }, { 'if-match': '*' }),
+    412,
+    'precondition_failed',
+  );
   t.deepEqual(await readFile(fileOf(app)), before);
 
   const updated = await put(app, '/api/datasource/traefik', { timeout_ms: 1000 }, { 'if-match': `W/${etag}` });
   t.is(updated.statusCode, 200);
-  assertError(t, await app.inject({ method: 'DELETE', url: '/api/datasource/traefik', headers: { 'if-match': etag } }), 412, 'precondition_failed');
-  const deleted = await app.inject({ method: 'DELETE', url: '/api/datasource/traefik', headers: { 'if-match': updated.headers.etag as string } });
+  assertError(
+    t,
+    await app.inject({ method: 'DELETE', url: '/api/datasource/traefik', headers: { 'if-match': etag } }),
+    412,
+    'precondition_failed',
+  );
+  const deleted = await app.inject({
+    method: 'DELETE',
+    url: '/api/datasource/traefik',
+    headers: { 'if-match': updated.headers.etag as string },
+  });
   t.is(deleted.statusCode, 204);
 });
 
@@ -276,36 +409,95 @@ test('bad input answers 4xx {id, message} and leaves datasources.yaml untouched'
     { url: '/api/datasource/traefik', payload: { basic_auth: 'user:pass' }, status: 422, id: 'validation_failed' },
     { url: '/api/datasource/traefik', payload: { basic_auth: { username: '' } }, status: 422, id: 'validation_failed' },
     { url: '/api/datasource/traefik', payload: [1, 2], status: 422, id: 'validation_failed' },
-    { url: '/api/datasource/traefik', payload: { url: 'http://traefik:8080/?x=1' }, status: 422, id: 'validation_failed' },
-    { url: '/api/datasource/traefik', payload: { url: 'http://traefik:8080/#top' }, status: 422, id: 'validation_failed' },
+    {
+      url: '/api/datasource/traefik',
+      payload: { url: 'http://traefik:8080/?x=1' },
+      status: 422,
+      id: 'validation_failed',
+    },
+    {
+      url: '/api/datasource/traefik',
+      payload: { url: 'http://traefik:8080/#top' },
+      status: 422,
+      id: 'validation_failed',
+    },
     { url: '/api/datasource/traefik', payload: { url: 'ftp://traefik' }, status: 422, id: 'validation_failed' },
     { url: '/api/datasource/traefik', payload: { url: 'traefik:8080' }, status: 422, id: 'validation_failed' },
-    { url: '/api/datasource/traefik', payload: { url: 'http://user:pw@traefik:8080' }, status: 422, id: 'validation_failed' },
+    {
+      url: '/api/datasource/traefik',
+      payload: { url: 'http://user:pw@traefik:8080' },
+      status: 422,
+      id: 'validation_failed',
+    },
     { url: '/api/datasource/traefik', payload: { url: 'http://trae fik:8080' }, status: 422, id: 'validation_failed' },
     { url: '/api/datasource/traefik', payload: { poll_interval_s: 0 }, status: 422, id: 'validation_failed' },
     { url: '/api/datasource/traefik', payload: { poll_interval_s: 3601 }, status: 422, id: 'validation_failed' },
     { url: '/api/datasource/traefik', payload: { timeout_ms: 99 }, status: 422, id: 'validation_failed' },
     { url: '/api/datasource/traefik', payload: { timeout_ms: 1.5 }, status: 422, id: 'validation_failed' },
-    { url: '/api/datasource/a%2Fb', payload: { type: 'traefik', url: 'http://x:1' }, status: 422, id: 'validation_failed' },
+    {
+      url: '/api/datasource/a%2Fb',
+      payload: { type: 'traefik', url: 'http://x:1' },
+      status: 422,
+      id: 'validation_failed',
+    },
     // a `..` segment (also encoded) is resolved before routing: it never becomes a name
     { url: '/api/datasource/..', payload: { type: 'traefik', url: 'http://x:1' }, status: 404, id: 'not_found' },
     { url: '/api/datasource/%2E%2E', payload: { type: 'traefik', url: 'http://x:1' }, status: 404, id: 'not_found' },
-    { url: '/api/datasource/a..b', payload: { type: 'traefik', url: 'http://x:1' }, status: 422, id: 'validation_failed' },
+    {
+      url: '/api/datasource/a..b',
+      payload: { type: 'traefik', url: 'http://x:1' },
+      status: 422,
+      id: 'validation_failed',
+    },
     { url: '/api/datasource/a%00b', payload: { type: 'traefik', url: 'http://x:1' }, status: 422 },
-    { url: `/api/datasource/${'a'.repeat(100)}`, payload: { type: 'traefik', url: 'http://x:1' }, status: 422, id: 'validation_failed' },
-    { url: '/api/datasource/Upper', payload: { type: 'traefik', url: 'http://x:1' }, status: 422, id: 'validation_failed' },
+    {
+      url: `/api/datasource/${'a'.repeat(100)}`,
+      payload: { type: 'traefik', url: 'http://x:1' },
+      status: 422,
+      id: 'validation_failed',
+    },
+    {
+      url: '/api/datasource/Upper',
+      payload: { type: 'traefik', url: 'http://x:1' },
+      status: 422,
+      id: 'validation_failed',
+    },
   ];
   for (const c of cases) {
-    const response = c.raw === undefined
-      ? await put(app, c.url, c.payload)
-      : await app.inject({ method: 'PUT', url: c.url, payload: c.raw, headers: { 'content-type': 'application/json' } });
-    t.true(response.statusCode >= 400 && response.statusCode < 500, `${c.url} ${JSON.stringify(c.payload ?? c.raw)} → ${response.statusCode}`);
+    const response =
+      c.raw === undefined
+        ? await put(app, c.url, c.payload)
+        : await app.inject({
+            method: 'PUT',
+            url: c.url,
+            payload: c.raw,
+            headers: { 'content-type': 'application/json' },
+          });
+    t.true(
+      response.statusCode >= 400 && response.statusCode < 500,
+      `${c.url} ${JSON.stringify(c.payload ?? c.raw)} → ${response.statusCode}`,
+    );
     assertError(t, response, c.status, c.id);
   }
   const nested = await put(app, '/api/datasource/traefik', { url: 'http://traefik:8080?x=1' });
   t.deepEqual(nested.json().details, [{ path: '/url', message: 'must not contain a query' }]);
-  assertError(t, await app.inject({ method: 'PUT', url: '/api/datasource/traefik', payload: 'x', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');
-  assertError(t, await app.inject({ method: 'POST', url: '/api/datasource/traefik/test', payload: { timeout_ms: 5 } }), 422, 'validation_failed');
+  assertError(
+    t,
+    await app.inject({
+      method: 'PUT',
+      url: '/api/datasource/traefik',
+      payload: 'x',
+      headers: { 'content-type': 'text/plain' },
+    }),
+    415,
+    'unsupported_media_type',
+  );
+  assertError(
+    t,
+    await app.inject({ method: 'POST', url: '/api/datasource/traefik/test', payload: { timeout_ms: 5 } }),
+    422,
+    'validation_failed',
+  );
   assertError(t, await app.inject({ method: 'DELETE', url: '/api/datasource/a%2Fb' }), 422, 'validation_failed');
   t.deepEqual(await readFile(fileOf(app)), before);
 });
@@ -326,9 +518,19 @@ test.serial('failed probes answer 200 with ok:false and an error naming the syst
   const app = await setup(t);
   const before = await readFile(fileOf(app));
   const probe = async (name: string, payload?: object) => {
-    const response = await app.inject({ method: 'POST', url: `/api/datasource/${name}/test`, ...(payload ? { payload } : {}) });
+    const response = await app.inject({
+      method: 'POST',
+      url: `/api/datasource/${name}/test`,
+      ...(payload ? { payload } : {}),
+    });
     t.is(response.statusCode, 200, response.body);
-    return response.json() as { ok: boolean; error: string | null; routers: number | null; version: string | null; latency_ms: number };
+    return response.json() as {
+      ok: boolean;
+      error: string | null;
+      routers: number | null;
+      version: string | null;
+      latency_ms: number;
+    };
   };
 
   fake.state.fault = '500';
@@ -358,8 +560,17 @@ test.serial('failed probes answer 200 with ok:false and an error naming the syst
 test.serial('the test route answers 404 for an unknown name unless the body has type and url', async (t) => {
   const app = await setup(t);
   assertError(t, await app.inject({ method: 'POST', url: '/api/datasource/ghost/test' }), 404, 'not_found');
-  assertError(t, await app.inject({ method: 'POST', url: '/api/datasource/ghost/test', payload: { type: 'traefik' } }), 404, 'not_found');
-  const adhoc = await app.inject({ method: 'POST', url: '/api/datasource/ghost/test', payload: { type: 'pangolin', url: `${t.context.fake.pangolinUrl}/` } });
+  assertError(
+    t,
+    await app.inject({ method: 'POST', url: '/api/datasource/ghost/test', payload: { type: 'traefik' } }),
+    404,
+    'not_found',
+  );
+  const adhoc = await app.inject({
+    method: 'POST',
+    url: '/api/datasource/ghost/test',
+    payload: { type: 'pangolin', url: `${t.context.fake.pangolinUrl}/` },
+  });
   t.like(adhoc.json(), { ok: true, routers: PANGOLIN_ROUTERS });
   t.false('ghost' in (await readStored(app)).sources);
 });
@@ -413,7 +624,17 @@ test('a hand edit may leave out defaults and timestamps; an unknown active sourc
   app.datasources.onChange((active) => changes.push(active));
   await writeFile(fileOf(app), 'active: mine\nsources:\n  mine:\n    type: traefik\n    url: http://mine:8080/\n');
   await waitFor(() => changes.length === 1, 3000);
-  t.deepEqual(changes[0], { name: 'mine', source: { type: 'traefik', url: 'http://mine:8080', skip_tls_verify: false, basic_auth: null, timeout_ms: 5000, poll_interval_s: 5 } });
+  t.deepEqual(changes[0], {
+    name: 'mine',
+    source: {
+      type: 'traefik',
+      url: 'http://mine:8080',
+      skip_tls_verify: false,
+      basic_auth: null,
+      timeout_ms: 5000,
+      poll_interval_s: 5,
+    },
+  });
   const view = (await app.inject({ method: 'GET', url: '/api/datasource/mine' })).json();
   t.like(view, { active: true, url: 'http://mine:8080' });
   t.is(view.created_at, view.updated_at);

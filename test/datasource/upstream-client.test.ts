@@ -19,7 +19,14 @@ const PASSWORD = 'pa55-w0rd-never-shown';
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 function pangolin(fake: FakeUpstream, overrides: Partial<UpstreamSource> = {}): UpstreamSource {
-  return { type: 'pangolin', url: fake.pangolinUrl, skip_tls_verify: false, basic_auth: null, timeout_ms: 5000, ...overrides };
+  return {
+    type: 'pangolin',
+    url: fake.pangolinUrl,
+    skip_tls_verify: false,
+    basic_auth: null,
+    timeout_ms: 5000,
+    ...overrides,
+  };
 }
 function traefik(fake: FakeUpstream, overrides: Partial<UpstreamSource> = {}): UpstreamSource {
   return { type: 'traefik', url: fake.url, skip_tls_verify: false, basic_auth: null, timeout_ms: 5000, ...overrides };
@@ -115,7 +122,9 @@ test.serial('basic auth: credentials are sent, 401 without them, the password ne
   if (missing.ok) return t.fail('expected a failure');
   t.regex(missing.error, /^Pangolin answered HTTP 401 .*\(check basic_auth\)/);
 
-  const wrong = await fetchPangolinConfig(pangolin(fake, { basic_auth: { username: 'admin', password: `${PASSWORD}-old` } }));
+  const wrong = await fetchPangolinConfig(
+    pangolin(fake, { basic_auth: { username: 'admin', password: `${PASSWORD}-old` } }),
+  );
   if (wrong.ok) return t.fail('expected a failure');
   t.false(wrong.error.includes(PASSWORD));
 
@@ -123,7 +132,9 @@ test.serial('basic auth: credentials are sent, 401 without them, the password ne
   t.true(good.ok);
   t.is(fake.requests.at(-1)?.headers.authorization, `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`);
   // user info in the URL serves as credentials when basic_auth is not set
-  const inUrl = await fetchPangolinConfig(pangolin(fake, { url: fake.pangolinUrl.replace('http://', `http://admin:${PASSWORD}@`) }));
+  const inUrl = await fetchPangolinConfig(
+    pangolin(fake, { url: fake.pangolinUrl.replace('http://', `http://admin:${PASSWORD}@`) }),
+  );
   t.true(inUrl.ok);
 });
 
@@ -146,7 +157,9 @@ test.serial('no failure message ever contains the password', async (t) => {
   }
   // user info in the URL is not echoed either
   fake.state.fault = '500';
-  const inUrl = await fetchPangolinConfig(pangolin(fake, { url: fake.pangolinUrl.replace('http://', `http://admin:${PASSWORD}@`) }));
+  const inUrl = await fetchPangolinConfig(
+    pangolin(fake, { url: fake.pangolinUrl.replace('http://', `http://admin:${PASSWORD}@`) }),
+  );
   t.false(inUrl.ok);
   if (!inUrl.ok) t.false(inUrl.error.includes(PASSWORD), inUrl.error);
 });
@@ -180,8 +193,14 @@ test.serial('Traefik lists follow X-Next-Page across pages', async (t) => {
   fake.requests.length = 0;
   const paged = await fetchTraefikRouters(traefik(fake));
   if (!whole.ok || !paged.ok) return t.fail('expected success');
-  t.deepEqual(fake.requests.map((request) => request.url), [1, 2, 3, 4].map((page) => `/api/http/routers?per_page=1000&page=${page}`));
-  t.deepEqual(paged.items.map((item) => item.name), whole.items.map((item) => item.name));
+  t.deepEqual(
+    fake.requests.map((request) => request.url),
+    [1, 2, 3, 4].map((page) => `/api/http/routers?per_page=1000&page=${page}`),
+  );
+  t.deepEqual(
+    paged.items.map((item) => item.name),
+    whole.items.map((item) => item.name),
+  );
   t.is(paged.items.find((item) => item.name === 'ping@internal')?.priority, 9223372036854775807n);
 });
 
@@ -212,7 +231,10 @@ test.serial('probe of a Pangolin source counts http.routers', async (t) => {
 test.serial('probe of a Traefik source reads the version and counts routers', async (t) => {
   const probe = await probeSource(traefik(t.context.fake));
   t.deepEqual({ ...probe, latency_ms: 0 }, { ok: true, latency_ms: 0, routers: 15, version: '3.6.24', error: null });
-  t.deepEqual(t.context.fake.requests.map((request) => request.url.split('?')[0]).sort(), ['/api/http/routers', '/api/version']);
+  t.deepEqual(t.context.fake.requests.map((request) => request.url.split('?')[0]).sort(), [
+    '/api/http/routers',
+    '/api/version',
+  ]);
 });
 
 test.serial('probe failures give ok:false with the reason', async (t) => {

@@ -19,16 +19,23 @@ const compose = parse(composeText) as { name: string; services: Record<string, a
 const services = compose.services;
 const traefikStatic = parse(readFileSync(path.join(DIR, 'config', 'traefik', 'traefik_config.yml'), 'utf8'));
 const traefikDynamic = parse(readFileSync(path.join(DIR, 'config', 'traefik', 'dynamic_config.yml'), 'utf8'));
-const envExample = Object.fromEntries(readFileSync(path.join(DIR, '.env.example'), 'utf8').split('\n')
-  .filter((l) => /^[A-Z_]+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+const envExample = Object.fromEntries(
+  readFileSync(path.join(DIR, '.env.example'), 'utf8')
+    .split('\n')
+    .filter((l) => /^[A-Z_]+=/.test(l))
+    .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+);
 const defaults = loadConfig({ env: { CONFIG_FILE: path.join(REPO, 'test', 'helpers', 'empty.yaml') } });
-const schema = (name: string) => new Ajv({ allErrors: true }).compile(JSON.parse(readFileSync(path.join(SHARED, 'schemas', name), 'utf8')));
+const schema = (name: string) =>
+  new Ajv({ allErrors: true }).compile(JSON.parse(readFileSync(path.join(SHARED, 'schemas', name), 'utf8')));
 /** `host:container[:mode]` bind mounts of a service, as [source, target]. */
-const mounts = (service: any): Array<[string, string]> => (service.volumes ?? []).map((v: string) => v.split(':').slice(0, 2) as [string, string]);
+const mounts = (service: any): Array<[string, string]> =>
+  (service.volumes ?? []).map((v: string) => v.split(':').slice(0, 2) as [string, string]);
 const environment = (service: any): Record<string, string> => service.environment ?? {};
 
 test('every service of the stack is there, under the container names Stack Manager looks for', (t) => {
-  for (const name of ['pangolin', 'gerbil', 'traefik', 'crowdsec', 'newt', 'stack-manager']) t.truthy(services[name], name);
+  for (const name of ['pangolin', 'gerbil', 'traefik', 'crowdsec', 'newt', 'stack-manager'])
+    t.truthy(services[name], name);
   const containerNames = new Set(Object.values(services).map((s) => s.container_name));
   for (const expected of [...defaults.stack.containers, ...Object.values(defaults.logs.services)]) {
     t.true(containerNames.has(expected), `a container named ${expected} (stack.containers / logs.services)`);
@@ -37,7 +44,7 @@ test('every service of the stack is there, under the container names Stack Manag
   t.deepEqual(services.newt.profiles, ['newt'], 'Newt is optional');
 });
 
-test('Traefik runs in Gerbil\'s network namespace with the static config file of the folder', (t) => {
+test("Traefik runs in Gerbil's network namespace with the static config file of the folder", (t) => {
   const { traefik, gerbil } = services;
   t.is(traefik.network_mode, 'service:gerbil');
   t.is(traefik.ports, undefined, 'ports are published on gerbil');
@@ -52,9 +59,16 @@ test('the Traefik static file validates against the Traefik v3 schema and polls 
   const validate = schema('traefik-v3.json');
   t.true(validate(traefikStatic), JSON.stringify(validate.errors));
   t.is(traefikStatic.providers.http.endpoint, 'http://stack-manager:3456/api/v1/proxy-config');
-  t.is(traefikStatic.providers.http.headers.Authorization, `Bearer ${envExample.PROVIDER_TOKEN}`, 'the same placeholder as .env.example');
+  t.is(
+    traefikStatic.providers.http.headers.Authorization,
+    `Bearer ${envExample.PROVIDER_TOKEN}`,
+    'the same placeholder as .env.example',
+  );
   t.truthy(environment(services['stack-manager']).PROVIDER_TOKEN);
-  t.is(traefikStatic.experimental.plugins.crowdsec.moduleName, 'github.com/maxlerebourg/crowdsec-bouncer-traefik-plugin');
+  t.is(
+    traefikStatic.experimental.plugins.crowdsec.moduleName,
+    'github.com/maxlerebourg/crowdsec-bouncer-traefik-plugin',
+  );
   t.true(traefikStatic.entryPoints.websecure.http.middlewares.includes('crowdsec@file'));
   t.is(traefikStatic.accessLog.format, 'json');
 });
@@ -85,11 +99,14 @@ test('stack-manager: data dirs owned by the image user through an init step, the
   const uid = /--uid (\d+)/.exec(readFileSync(path.join(REPO, 'Dockerfile'), 'utf8'))![1];
   t.deepEqual(init.entrypoint, ['chown', '-R', `${uid}:${uid}`, '/data', '/backups']);
   t.is(init.user, '0:0');
-  const dataMounts = (service: any) => mounts(service).filter(([, target]) => target === '/data' || target === '/backups');
+  const dataMounts = (service: any) =>
+    mounts(service).filter(([, target]) => target === '/data' || target === '/backups');
   t.deepEqual(dataMounts(init), dataMounts(manager));
   t.is(dataMounts(manager).length, 2);
   t.regex(manager.group_add[0], /^\$\{DOCKER_GID[:?}]/);
-  t.true(mounts(manager).some(([source, target]) => source === '/var/run/docker.sock' && target === '/var/run/docker.sock'));
+  t.true(
+    mounts(manager).some(([source, target]) => source === '/var/run/docker.sock' && target === '/var/run/docker.sock'),
+  );
   for (const name of Object.keys(environment(manager))) {
     t.true(name in ENV_MAP || name.replace(/_FILE$/, '') in ENV_MAP, `${name} is a setting Stack Manager reads`);
   }

@@ -22,7 +22,9 @@ async function foreignLock(dataDir: string, owner: { pid: number; host: string }
 /** A process that is alive until the test ends. */
 function liveProcess(t: Parameters<typeof tempDir>[0]): number {
   const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
-  t.teardown(() => { child.kill('SIGKILL'); });
+  t.teardown(() => {
+    child.kill('SIGKILL');
+  });
   return child.pid!;
 }
 
@@ -83,6 +85,9 @@ test('backups leave the lock and its owner record out', async (t) => {
   t.is(created.status, 201, JSON.stringify(created.body));
   const manifest = await readManifestHead(path.join(backupDir, created.body.file));
   t.true(manifest!.files.length > 0);
-  t.false(manifest!.files.some((f) => f.path.includes('.stack-manager')), JSON.stringify(manifest!.files.map((f) => f.path)));
+  t.false(
+    manifest!.files.some((f) => f.path.includes('.stack-manager')),
+    JSON.stringify(manifest!.files.map((f) => f.path)),
+  );
   t.deepEqual(app.store.invalidFiles(), [], 'the store does not read the lock files');
 });

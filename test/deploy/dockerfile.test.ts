@@ -13,17 +13,27 @@ import { REPO } from '../helpers/production-app.ts';
 const { stages } = parseDockerfile(path.join(REPO, 'Dockerfile'));
 const build = stages.find((s) => s.name === 'build')!;
 const runtime = stages.at(-1)!;
-const all = (stage: Stage, keyword: string) => stage.instructions.filter((i) => i.keyword === keyword).map((i) => i.args);
+const all = (stage: Stage, keyword: string) =>
+  stage.instructions.filter((i) => i.keyword === keyword).map((i) => i.args);
 const one = (stage: Stage, keyword: string) => {
   const found = all(stage, keyword);
   if (found.length !== 1) throw new Error(`expected one ${keyword} in stage ${stage.name}, found ${found.length}`);
   return found[0];
 };
-const ignorePatterns = readFileSync(path.join(REPO, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
-const ignored = picomatch(ignorePatterns.flatMap((p) => [p, `${p}/**`]), { dot: true });
+const ignorePatterns = readFileSync(path.join(REPO, '.dockerignore'), 'utf8')
+  .split('\n')
+  .map((l) => l.trim())
+  .filter((l) => l && !l.startsWith('#'));
+const ignored = picomatch(
+  ignorePatterns.flatMap((p) => [p, `${p}/**`]),
+  { dot: true },
+);
 
 test('two stages on Node 24 LTS (bookworm-slim): build, then runtime', (t) => {
-  t.deepEqual(stages.map((s) => s.name), ['build', 'runtime']);
+  t.deepEqual(
+    stages.map((s) => s.name),
+    ['build', 'runtime'],
+  );
   for (const stage of stages) t.is(stage.image, 'node:24-bookworm-slim');
 });
 
@@ -40,7 +50,7 @@ test('the web UI is built in the build stage from a context without a local ui/d
   t.true(all(build, 'RUN').includes('npm run build:ui'));
   t.true(all(build, 'COPY').includes('ui ./ui'));
   t.true(all(runtime, 'COPY').includes('--from=build /app/ui/dist ./ui/dist'));
-  t.true(ignored('ui/dist/index.html'), 'a developer\'s own build never reaches the image');
+  t.true(ignored('ui/dist/index.html'), "a developer's own build never reaches the image");
   t.false(ignored('ui/src/main.tsx'));
 });
 
@@ -59,7 +69,10 @@ test('the runtime stage: production dependencies only, dist/ from the build stag
   t.regex(env, /DATA_DIR=\/data\b/);
   t.regex(env, /BACKUP_DIR=\/backups\b/);
   t.regex(env, /NODE_ENV=production/);
-  t.true(runs.some((r) => /chown stack:stack \/data \/backups/.test(r)), 'the volumes start owned by the runtime user');
+  t.true(
+    runs.some((r) => /chown stack:stack \/data \/backups/.test(r)),
+    'the volumes start owned by the runtime user',
+  );
 });
 
 test('HEALTHCHECK runs node against /api/health (exec form, no shell or curl needed)', (t) => {
@@ -85,7 +98,10 @@ test('every COPY source exists in the build context and is not excluded by .dock
   for (const stage of stages) {
     for (const args of all(stage, 'COPY')) {
       if (args.startsWith('--from=')) continue;
-      const sources = args.split(/\s+/).filter((a) => !a.startsWith('--')).slice(0, -1);
+      const sources = args
+        .split(/\s+/)
+        .filter((a) => !a.startsWith('--'))
+        .slice(0, -1);
       for (const source of sources) {
         t.true(existsSync(path.join(REPO, source)), `${source} exists`);
         t.false(ignored(source), `${source} is sent to the daemon`);
@@ -95,8 +111,25 @@ test('every COPY source exists in the build context and is not excluded by .dock
 });
 
 test('.dockerignore keeps state, secrets and local trees out of the build context', (t) => {
-  for (const entry of ['.git', 'node_modules', 'dist', 'data', 'data/auth/initial-admin-token', 'backups', 'ext-plugins', 'config/local.yaml', '.env']) {
+  for (const entry of [
+    '.git',
+    'node_modules',
+    'dist',
+    'data',
+    'data/auth/initial-admin-token',
+    'backups',
+    'ext-plugins',
+    'config/local.yaml',
+    '.env',
+  ]) {
     t.true(ignored(entry), entry);
   }
-  for (const needed of ['package.json', 'package-lock.json', 'core/app.ts', 'config/default.yaml', 'config/templates/services.yaml']) t.false(ignored(needed), needed);
+  for (const needed of [
+    'package.json',
+    'package-lock.json',
+    'core/app.ts',
+    'config/default.yaml',
+    'config/templates/services.yaml',
+  ])
+    t.false(ignored(needed), needed);
 });

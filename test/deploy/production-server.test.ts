@@ -20,10 +20,15 @@ const run = promisify(execFile);
 
 /** Runs the Dockerfile's HEALTHCHECK command against a port; resolves with its exit code. */
 async function healthcheck(port: number): Promise<number> {
-  const instruction = parseDockerfile(path.join(REPO, 'Dockerfile')).stages.at(-1)!.instructions.find((i) => i.keyword === 'HEALTHCHECK')!;
+  const instruction = parseDockerfile(path.join(REPO, 'Dockerfile'))
+    .stages.at(-1)!
+    .instructions.find((i) => i.keyword === 'HEALTHCHECK')!;
   const [command, ...args] = execForm(instruction.args.slice(instruction.args.indexOf('CMD ') + 4))!;
   assertNode(command === 'node');
-  return run(process.execPath, args, { env: { PORT: String(port) }, timeout: 60_000 }).then(() => 0, (err) => (typeof err.code === 'number' ? err.code : -1));
+  return run(process.execPath, args, { env: { PORT: String(port) }, timeout: 60_000 }).then(
+    () => 0,
+    (err) => (typeof err.code === 'number' ? err.code : -1),
+  );
 }
 function assertNode(condition: boolean): void {
   if (!condition) throw new Error('the HEALTHCHECK command is not a node command');
@@ -34,7 +39,9 @@ test.before(async (t) => {
   t.context.app = built.dir;
   t.context.remove = built.remove;
 });
-test.after.always(async (t) => { await t.context.remove?.(); });
+test.after.always(async (t) => {
+  await t.context.remove?.();
+});
 
 async function workDir(t: { teardown: (fn: () => Promise<void>) => void }): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'sm-run-'));
@@ -53,7 +60,9 @@ async function health(server: ServerProcess): Promise<number> {
 test.serial('the compiled server serves, and SIGTERM ends it with exit 0 after a final log line', async (t) => {
   const work = await workDir(t);
   const server = startServer(t.context.app, serverEnv(work));
-  t.teardown(() => { server.child.kill('SIGKILL'); });
+  t.teardown(() => {
+    server.child.kill('SIGKILL');
+  });
   t.is(await health(server), 200);
   const { port } = await server.line('Stack Manager listening');
   t.is(await healthcheck(port as number), 0, 'the image HEALTHCHECK passes');
@@ -70,35 +79,54 @@ test.serial('the compiled server serves, and SIGTERM ends it with exit 0 after a
   t.is(await healthcheck(port as number), 1, 'the HEALTHCHECK fails once the server is gone');
 });
 
-test.serial('a SIGTERM while the app is still being built waits for the build, then stops cleanly with exit 0', async (t) => {
-  const work = await workDir(t);
-  // a third-party plugin that holds the first build until the test writes `release`
-  const plugin = path.join(work, 'plugins', 'hold');
-  await mkdir(plugin, { recursive: true });
-  await writeFile(path.join(plugin, 'plugin.yaml'), 'name: hold\nversion: 1.0.0\napi_version: ^1.0.0\nentry: index.mjs\n');
-  const release = path.join(work, 'release');
-  await writeFile(path.join(plugin, 'index.mjs'), `import { existsSync } from 'node:fs';
+test.serial(
+  'a SIGTERM while the app is still being built waits for the build, then stops cleanly with exit 0',
+  async (t) => {
+    const work = await workDir(t);
+    // a third-party plugin that holds the first build until the test writes `release`
+    const plugin = path.join(work, 'plugins', 'hold');
+    await mkdir(plugin, { recursive: true });
+    await writeFile(
+      path.join(plugin, 'plugin.yaml'),
+      'name: hold\nversion: 1.0.0\napi_version: ^1.0.0\nentry: index.mjs\n',
+    );
+    const release = path.join(work, 'release');
+    await writeFile(
+      path.join(plugin, 'index.mjs'),
+      `import { existsSync } from 'node:fs';
 export default async function hold() {
   while (!existsSync(${JSON.stringify(release)})) await new Promise((resolve) => setTimeout(resolve, 20));
 }
-`);
-  const server = startServer(t.context.app, serverEnv(work, { PLUGINS_DIR: path.join(work, 'plugins'), PLUGINS_ENABLED: 'hold' }));
-  t.teardown(() => { server.child.kill('SIGKILL'); });
-  await server.line('Stack Manager listening');
-  server.child.kill('SIGTERM');
-  await server.line('shutting down');
-  t.false(server.lines.some((l) => l.msg === 'Stack Manager ready'), 'the signal came while the app was being built');
-  await writeFile(release, '');
-  const { code, signal } = await server.exit;
-  t.is(code, 0, server.stderr());
-  t.is(signal, null);
-  t.is(server.lines.at(-1)!.msg, 'Stack Manager stopped');
-});
+`,
+    );
+    const server = startServer(
+      t.context.app,
+      serverEnv(work, { PLUGINS_DIR: path.join(work, 'plugins'), PLUGINS_ENABLED: 'hold' }),
+    );
+    t.teardown(() => {
+      server.child.kill('SIGKILL');
+    });
+    await server.line('Stack Manager listening');
+    server.child.kill('SIGTERM');
+    await server.line('shutting down');
+    t.false(
+      server.lines.some((l) => l.msg === 'Stack Manager ready'),
+      'the signal came while the app was being built',
+    );
+    await writeFile(release, '');
+    const { code, signal } = await server.exit;
+    t.is(code, 0, server.stderr());
+    t.is(signal, null);
+    t.is(server.lines.at(-1)!.msg, 'Stack Manager stopped');
+  },
+);
 
 test.serial('`npm start` runs the compiled server, and SIGTERM to npm stops the server too', async (t) => {
   const work = await workDir(t);
   const server = startServer(t.context.app, serverEnv(work), { command: 'npm', args: ['start', '--silent'] });
-  t.teardown(() => { server.child.kill('SIGKILL'); });
+  t.teardown(() => {
+    server.child.kill('SIGKILL');
+  });
   t.is(await health(server), 200);
   const listening = await server.line('Stack Manager listening');
   server.child.kill('SIGTERM');
@@ -108,32 +136,41 @@ test.serial('`npm start` runs the compiled server, and SIGTERM to npm stops the 
   t.throws(() => process.kill(listening.pid as number, 0), { code: 'ESRCH' });
 });
 
-test.serial('a second server on the same data dir exits 78 naming the lock file and the running one; after SIGKILL a restart takes over', async (t) => {
-  const work = await workDir(t);
-  const first = startServer(t.context.app, serverEnv(work));
-  t.teardown(() => { first.child.kill('SIGKILL'); });
-  t.is(await health(first), 200);
+test.serial(
+  'a second server on the same data dir exits 78 naming the lock file and the running one; after SIGKILL a restart takes over',
+  async (t) => {
+    const work = await workDir(t);
+    const first = startServer(t.context.app, serverEnv(work));
+    t.teardown(() => {
+      first.child.kill('SIGKILL');
+    });
+    t.is(await health(first), 200);
 
-  const second = startServer(t.context.app, serverEnv(work));
-  t.teardown(() => { second.child.kill('SIGKILL'); });
-  const refused = await second.exit;
-  t.is(refused.code, 78);
-  const message = second.stderr();
-  t.true(message.includes(path.join(work, 'data', LOCK_NAME)), message);
-  t.true(message.includes(`pid ${first.child.pid}`), message);
-  t.true(message.includes(`host ${hostname()}`), message);
-  t.regex(message, /started \d{4}-\d\d-\d\dT/);
-  t.false(message.includes('    at '), 'no stack trace');
-  t.is(first.child.exitCode, null, 'the first server keeps running');
+    const second = startServer(t.context.app, serverEnv(work));
+    t.teardown(() => {
+      second.child.kill('SIGKILL');
+    });
+    const refused = await second.exit;
+    t.is(refused.code, 78);
+    const message = second.stderr();
+    t.true(message.includes(path.join(work, 'data', LOCK_NAME)), message);
+    t.true(message.includes(`pid ${first.child.pid}`), message);
+    t.true(message.includes(`host ${hostname()}`), message);
+    t.regex(message, /started \d{4}-\d\d-\d\dT/);
+    t.false(message.includes('    at '), 'no stack trace');
+    t.is(first.child.exitCode, null, 'the first server keeps running');
 
-  first.child.kill('SIGKILL');
-  await first.exit;
-  const third = startServer(t.context.app, serverEnv(work));
-  t.teardown(() => { third.child.kill('SIGKILL'); });
-  t.is(await health(third), 200, third.stderr());
-  third.child.kill('SIGTERM');
-  t.is((await third.exit).code, 0, third.stderr());
-});
+    first.child.kill('SIGKILL');
+    await first.exit;
+    const third = startServer(t.context.app, serverEnv(work));
+    t.teardown(() => {
+      third.child.kill('SIGKILL');
+    });
+    t.is(await health(third), 200, third.stderr());
+    third.child.kill('SIGTERM');
+    t.is((await third.exit).code, 0, third.stderr());
+  },
+);
 
 const asNobody = isRoot ? test.serial : test.serial.skip;
 if (!isRoot) console.warn('SKIP not-writable dir tests: not root (they run the server as nobody)');

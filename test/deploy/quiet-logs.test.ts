@@ -6,7 +6,8 @@ import { build } from '../helpers/build.ts';
 import { logCapture } from '../auth/support.ts';
 import { harness } from '../resources/support.ts';
 
-const requestLines = (lines: Record<string, unknown>[]) => lines.filter((l) => l.msg === 'request completed' || l.msg === 'incoming request');
+const requestLines = (lines: Record<string, unknown>[]) =>
+  lines.filter((l) => l.msg === 'request completed' || l.msg === 'incoming request');
 
 test('provider polls and health checks log one debug line; other requests one info line', async (t) => {
   const logs = logCapture();
@@ -18,12 +19,15 @@ test('provider polls and health checks log one debug line; other requests one in
   t.is((await app.inject({ url: '/api/middlewares' })).statusCode, 200);
   t.is((await app.inject({ url: '/api/no-such-thing' })).statusCode, 404);
   const lines = requestLines(logs.lines());
-  t.deepEqual(lines.map((l) => [l.level, (l.req as { url: string }).url, (l.res as { statusCode: number }).statusCode]), [
-    [20, '/api/v1/proxy-config', 200],
-    [20, '/api/health', 200],
-    [30, '/api/middlewares', 200],
-    [30, '/api/no-such-thing', 404],
-  ]);
+  t.deepEqual(
+    lines.map((l) => [l.level, (l.req as { url: string }).url, (l.res as { statusCode: number }).statusCode]),
+    [
+      [20, '/api/v1/proxy-config', 200],
+      [20, '/api/health', 200],
+      [30, '/api/middlewares', 200],
+      [30, '/api/no-such-thing', 404],
+    ],
+  );
   t.true(lines.every((l) => typeof l.responseTime === 'number'));
 });
 
@@ -68,7 +72,11 @@ test('ops mode on loopback: no warning', async (t) => {
 });
 
 test('all mode with a provider token: only public routes are open, no warning on 0.0.0.0', async (t) => {
-  const lines = await summary(t, { auth: { mode: 'all' }, provider: { token: 'p'.repeat(32) }, server: { host: '0.0.0.0' } });
+  const lines = await summary(t, {
+    auth: { mode: 'all' },
+    provider: { token: 'p'.repeat(32) },
+    server: { host: '0.0.0.0' },
+  });
   t.is(lines.length, 1);
   t.deepEqual(Object.keys(lines[0].open_routes as object), ['public']);
 });

@@ -11,22 +11,37 @@ test('backup create, restore and delete publish backup events; the restore publi
   const { app, dataDir } = await buildBackupApp(t, { upstream: true });
   const client = await stream(t, `${await listen(app)}/api/events?types=backup,object`);
   await waitFor(() => client.lastEventId, 5000);
-  t.is((await app.inject({ method: 'POST', url: '/api/middlewares', payload: middleware('alpha', 10) })).statusCode, 201);
+  t.is(
+    (await app.inject({ method: 'POST', url: '/api/middlewares', payload: middleware('alpha', 10) })).statusCode,
+    201,
+  );
   const backup = (await app.inject({ method: 'POST', url: '/api/backup/create' })).json();
   await client.next((e) => e.event === 'backup');
   t.deepEqual(dataOf(client, 'backup'), [{ id: backup.id, action: 'created' }]);
 
   t.is((await app.inject({ method: 'DELETE', url: '/api/middlewares/alpha' })).statusCode, 204);
-  await writeFile(path.join(dataDir, 'middlewares', 'beta.yaml'), 'name: Beta\ntype: rateLimit\nconfig:\n  average: 4\n');
+  await writeFile(
+    path.join(dataDir, 'middlewares', 'beta.yaml'),
+    'name: Beta\ntype: rateLimit\nconfig:\n  average: 4\n',
+  );
   await client.next((e) => e.event === 'object' && JSON.parse(e.data).id === 'beta');
   const restored = await app.inject({ method: 'POST', url: '/api/backup/restore', payload: { backup_id: backup.id } });
   t.is(restored.statusCode, 200, restored.body);
   const safety = restored.json().safety_backup;
   await client.next((e) => e.event === 'backup' && JSON.parse(e.data).action === 'restored');
   const fromRestore = dataOf(client, 'object').filter((d) => d.source === 'restore');
-  t.true(fromRestore.some((d) => d.id === 'alpha' && d.action === 'created'), JSON.stringify(fromRestore));
-  t.true(fromRestore.some((d) => d.id === 'beta' && d.action === 'deleted'), JSON.stringify(fromRestore));
-  t.false(dataOf(client, 'object').some((d) => d.source === 'file' && d.id === 'alpha'), 'a restore is not reported as a hand edit');
+  t.true(
+    fromRestore.some((d) => d.id === 'alpha' && d.action === 'created'),
+    JSON.stringify(fromRestore),
+  );
+  t.true(
+    fromRestore.some((d) => d.id === 'beta' && d.action === 'deleted'),
+    JSON.stringify(fromRestore),
+  );
+  t.false(
+    dataOf(client, 'object').some((d) => d.source === 'file' && d.id === 'alpha'),
+    'a restore is not reported as a hand edit',
+  );
 
   t.is((await app.inject({ method: 'DELETE', url: `/api/backup/${safety}` })).statusCode, 204);
   await client.next((e) => e.event === 'backup' && JSON.parse(e.data).action === 'deleted');
@@ -53,14 +68,25 @@ test('auth mode ops: a stream without a token gets configuration events only; wi
   t.is(viaQuery.status, 200);
   for (const client of [anonymous, viaHeader, viaQuery]) await waitFor(() => client.lastEventId, 5000);
 
-  const backup = await app.inject({ method: 'POST', url: '/api/backup/create', headers: { authorization: `Bearer ${operator.token}` } });
+  const backup = await app.inject({
+    method: 'POST',
+    url: '/api/backup/create',
+    headers: { authorization: `Bearer ${operator.token}` },
+  });
   t.is(backup.statusCode, 201);
   app.events.publish('upstream', { source: 'pangolin', state: 'ok', message: 'marker' });
   for (const client of [anonymous, viaHeader, viaQuery]) await client.next((e) => e.event === 'upstream');
   await viaHeader.next((e) => e.event === 'backup');
   await viaQuery.next((e) => e.event === 'backup');
-  t.deepEqual(anonymous.events.map((e) => e.event), ['upstream'], 'no backup event without a token');
-  t.deepEqual(viaHeader.events.map((e) => e.event), ['backup', 'upstream']);
+  t.deepEqual(
+    anonymous.events.map((e) => e.event),
+    ['upstream'],
+    'no backup event without a token',
+  );
+  t.deepEqual(
+    viaHeader.events.map((e) => e.event),
+    ['backup', 'upstream'],
+  );
 
   // a token that is wrong is refused rather than silently downgraded
   const wrong = await stream(t, `${base}/api/events?access_token=nope`);
@@ -96,10 +122,22 @@ test('auth mode ops: object events of third-party plugin data (ext/<name>, class
   const anonymous = await stream(t, `${base}/api/events?types=object`);
   const holder = await stream(t, `${base}/api/events?types=object`, { authorization: `Bearer ${viewer.token}` });
   for (const client of [anonymous, holder]) await waitFor(() => client.lastEventId, 5000);
-  const ext = await app.store.collection<{ value: number }>({ name: 'ext/hello', schema: Type.Object({ value: Type.Number() }) });
+  const ext = await app.store.collection<{ value: number }>({
+    name: 'ext/hello',
+    schema: Type.Object({ value: Type.Number() }),
+  });
   await ext.put('greeting', { value: 1 });
-  t.is((await app.inject({ method: 'POST', url: '/api/middlewares', payload: middleware('marker', 1) })).statusCode, 201);
+  t.is(
+    (await app.inject({ method: 'POST', url: '/api/middlewares', payload: middleware('marker', 1) })).statusCode,
+    201,
+  );
   for (const client of [anonymous, holder]) await client.next((e) => JSON.parse(e.data).id === 'marker');
-  t.deepEqual(dataOf(holder, 'object').map((d) => `${d.collection}/${d.id}`), ['ext/hello/greeting', 'middlewares/marker']);
-  t.deepEqual(dataOf(anonymous, 'object').map((d) => `${d.collection}/${d.id}`), ['middlewares/marker']);
+  t.deepEqual(
+    dataOf(holder, 'object').map((d) => `${d.collection}/${d.id}`),
+    ['ext/hello/greeting', 'middlewares/marker'],
+  );
+  t.deepEqual(
+    dataOf(anonymous, 'object').map((d) => `${d.collection}/${d.id}`),
+    ['middlewares/marker'],
+  );
 });

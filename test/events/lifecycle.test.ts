@@ -15,7 +15,11 @@ async function hostOn(t: Parameters<typeof tempDir>[0]): Promise<{ host: AppHost
   const dir = await tempDir(t);
   const config = testConfig(path.join(dir, 'data'), { auth: { mode: 'off' } });
   const silent = (await import('pino')).default({ level: 'silent' });
-  const host = new AppHost((generation, serverFactory) => buildApp({ config, groups: builtinGroups, generation, serverFactory, logger: false }), silent);
+  const host = new AppHost(
+    (generation, serverFactory) =>
+      buildApp({ config, groups: builtinGroups, generation, serverFactory, logger: false }),
+    silent,
+  );
   t.teardown(() => host.close());
   await host.start();
   await new Promise<void>((resolve) => host.server.listen(0, '127.0.0.1', () => resolve()));
@@ -56,8 +60,16 @@ test('shutdown ends open streams and does not wait for them', async (t) => {
 
 test('a client that stops reading is disconnected once max_pending_bytes are buffered; others keep getting events', async (t) => {
   const lines: string[] = [];
-  const logStream = new Writable({ write(chunk, _encoding, done) { lines.push(String(chunk)); done(); } });
-  const app = await build(t, { config: { auth: { mode: 'off' }, log: { level: 'warn' }, events: { max_pending_bytes: 512 * 1024 } }, logStream });
+  const logStream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  const app = await build(t, {
+    config: { auth: { mode: 'off' }, log: { level: 'warn' }, events: { max_pending_bytes: 512 * 1024 } },
+    logStream,
+  });
   const base = await listen(app);
   const reader = await stream(t, `${base}/api/events?types=upstream`);
   // a raw client that sends its request and never reads a byte
@@ -66,27 +78,46 @@ test('a client that stops reading is disconnected once max_pending_bytes are buf
   t.teardown(() => stalled.destroy());
   stalled.pause();
   stalled.write('GET /api/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n');
-  await waitFor(async () => (await app.inject({ method: 'GET', url: '/api/health' })).statusCode === 200 && reader.lastEventId, 5000);
+  await waitFor(
+    async () => (await app.inject({ method: 'GET', url: '/api/health' })).statusCode === 200 && reader.lastEventId,
+    5000,
+  );
 
   const big = 'x'.repeat(64 * 1024);
   let published = 0;
-  await waitFor(() => {
-    // loopback socket buffers take megabytes before Node's own buffer grows: keep publishing until
-    // the server gives up; a few events per tick, so the reading client keeps up
-    for (let i = 0; i < 2; i++) app.events.publish('upstream', { source: 'pangolin', state: 'ok', message: big, n: ++published });
-    return lines.some((line) => line.includes('the client does not read fast enough'));
-  }, 120_000, 5);
-  t.log(`stalled client closed after ${published} events of 64 KiB (${(published * 64 / 1024).toFixed(0)} MiB published)`);
+  await waitFor(
+    () => {
+      // loopback socket buffers take megabytes before Node's own buffer grows: keep publishing until
+      // the server gives up; a few events per tick, so the reading client keeps up
+      for (let i = 0; i < 2; i++)
+        app.events.publish('upstream', { source: 'pangolin', state: 'ok', message: big, n: ++published });
+      return lines.some((line) => line.includes('the client does not read fast enough'));
+    },
+    120_000,
+    5,
+  );
+  t.log(
+    `stalled client closed after ${published} events of 64 KiB (${((published * 64) / 1024).toFixed(0)} MiB published)`,
+  );
   t.true(published * 64 * 1024 < 200 * 1024 * 1024, 'closed long before memory could grow without bound');
   app.events.publish('upstream', { source: 'pangolin', state: 'ok', message: 'after', n: -1 });
   await reader.next((e) => JSON.parse(e.data).n === -1, 30_000);
   t.false(reader.ended);
-  t.is(lines.filter((line) => line.includes('the client does not read fast enough')).length, 1, 'only the stalled client was closed');
+  t.is(
+    lines.filter((line) => line.includes('the client does not read fast enough')).length,
+    1,
+    'only the stalled client was closed',
+  );
 });
 
 test('access_token never reaches the request log', async (t) => {
   const lines: string[] = [];
-  const logStream = new Writable({ write(chunk, _encoding, done) { lines.push(String(chunk)); done(); } });
+  const logStream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
   const app = await build(t, { config: { auth: { mode: 'ops' }, log: { level: 'info' } }, logStream });
   const viewer = await app.auth.create('log-viewer', 'viewer');
   if (viewer === 'exists') throw new Error('token exists');

@@ -16,7 +16,10 @@ test('a sync that changes resources publishes object events with source discover
   t.true(discovered.every((d) => d.collection === 'resources' && ['created', 'updated', 'deleted'].includes(d.action)));
   t.true(discovered.length > 0);
 
-  const provider = await client.next((e) => e.event === 'provider' && JSON.parse(e.data).etag === app.proxyConfig.current()!.json.etag.slice(1, -1), 10_000);
+  const provider = await client.next(
+    (e) => e.event === 'provider' && JSON.parse(e.data).etag === app.proxyConfig.current()!.json.etag.slice(1, -1),
+    10_000,
+  );
   const data = JSON.parse(provider.data);
   t.is(data.target, 'default');
   t.is(data.generated_at, app.proxyConfig.current()!.generatedAt);

@@ -61,14 +61,25 @@ export function openSse(url: string, options: SseOptions = {}): Promise<SseClien
             const field = colon < 0 ? line : line.slice(0, colon);
             const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
             if (field === 'event') frame.event = value;
-            else if (field === 'data') { frame.data += `${value}\n`; hasData = true; }
-            else if (field === 'id') { frame.id = value; client.lastEventId = value; }
+            else if (field === 'data') {
+              frame.data += `${value}\n`;
+              hasData = true;
+            } else if (field === 'id') {
+              frame.id = value;
+              client.lastEventId = value;
+            }
           }
         }
       });
-      res.on('end', () => { client.ended = true; });
-      res.on('close', () => { client.ended = true; });
-      res.on('error', () => { client.ended = true; });
+      res.on('end', () => {
+        client.ended = true;
+      });
+      res.on('close', () => {
+        client.ended = true;
+      });
+      res.on('error', () => {
+        client.ended = true;
+      });
       resolve(client);
     });
     request.on('error', reject);

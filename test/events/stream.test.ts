@@ -6,14 +6,21 @@ import { build, type BuildTestOptions } from '../helpers/build.ts';
 import { openSse, type SseClient } from './sse-client.ts';
 
 /** A listening app (real socket) and the stream URL. */
-async function listening(t: Parameters<typeof build>[0], options: BuildTestOptions = {}): Promise<{ app: FastifyInstance; base: string }> {
+async function listening(
+  t: Parameters<typeof build>[0],
+  options: BuildTestOptions = {},
+): Promise<{ app: FastifyInstance; base: string }> {
   const app = await build(t, { ...options, config: { auth: { mode: 'off' }, ...options.config } });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address() as { port: number };
   return { app, base: `http://127.0.0.1:${address.port}` };
 }
 
-async function stream(t: Parameters<typeof build>[0], url: string, headers?: Record<string, string>): Promise<SseClient> {
+async function stream(
+  t: Parameters<typeof build>[0],
+  url: string,
+  headers?: Record<string, string>,
+): Promise<SseClient> {
   const client = await openSse(url, { headers });
   t.teardown(() => client.close());
   return client;
@@ -32,49 +39,65 @@ test('GET /api/events answers text/event-stream with the common headers', async 
 });
 
 // serial: it runs alone in this worker, so the other tests' app builds do not hold up its event loop
-test.serial('a hand edit of a YAML file reaches an open stream within a second as an object event with source file', async (t) => {
-  const { app, base } = await listening(t);
-  const client = await stream(t, `${base}/api/events?types=object`);
-  const dir = path.join(app.store.dataDir, 'middlewares');
-  await mkdir(dir, { recursive: true });
-  // the first middleware file after startup also pays for validators compiled on first use
-  // (~0.1-0.9 s here): measured and logged, the bound applies to the edits after it
-  let started = performance.now();
-  await writeFile(path.join(dir, 'limit.yaml'), MIDDLEWARE);
-  const created = await client.next((e) => e.event === 'object', 5000);
-  t.log(`first hand edit after startup → SSE event: ${(performance.now() - started).toFixed(0)} ms`);
-  const data = JSON.parse(created.data);
-  t.like(data, { collection: 'middlewares', id: 'limit', action: 'created', source: 'file' });
-  t.regex(data.etag, /^[0-9a-f]{32}$/);
-  t.regex(created.id!, /^[0-9]+$/);
+test.serial(
+  'a hand edit of a YAML file reaches an open stream within a second as an object event with source file',
+  async (t) => {
+    const { app, base } = await listening(t);
+    const client = await stream(t, `${base}/api/events?types=object`);
+    const dir = path.join(app.store.dataDir, 'middlewares');
+    await mkdir(dir, { recursive: true });
+    // the first middleware file after startup also pays for validators compiled on first use
+    // (~0.1-0.9 s here): measured and logged, the bound applies to the edits after it
+    let started = performance.now();
+    await writeFile(path.join(dir, 'limit.yaml'), MIDDLEWARE);
+    const created = await client.next((e) => e.event === 'object', 5000);
+    t.log(`first hand edit after startup → SSE event: ${(performance.now() - started).toFixed(0)} ms`);
+    const data = JSON.parse(created.data);
+    t.like(data, { collection: 'middlewares', id: 'limit', action: 'created', source: 'file' });
+    t.regex(data.etag, /^[0-9a-f]{32}$/);
+    t.regex(created.id!, /^[0-9]+$/);
 
-  started = performance.now();
-  await writeFile(path.join(dir, 'other.yaml'), MIDDLEWARE);
-  await client.next((e) => e.event === 'object' && JSON.parse(e.data).id === 'other', 5000);
-  const ms = performance.now() - started;
-  t.log(`hand edit → SSE event: ${ms.toFixed(0)} ms`);
-  t.true(ms < 1000, `took ${ms} ms`);
+    started = performance.now();
+    await writeFile(path.join(dir, 'other.yaml'), MIDDLEWARE);
+    await client.next((e) => e.event === 'object' && JSON.parse(e.data).id === 'other', 5000);
+    const ms = performance.now() - started;
+    t.log(`hand edit → SSE event: ${ms.toFixed(0)} ms`);
+    t.true(ms < 1000, `took ${ms} ms`);
 
-  const count = client.events.length;
-  await writeFile(path.join(dir, 'limit.yaml'), MIDDLEWARE.replace('10', '20'));
-  const updated = JSON.parse((await client.next((e) => e.event === 'object' && JSON.parse(e.data).id === 'limit', 5000, count)).data);
-  t.like(updated, { id: 'limit', action: 'updated', source: 'file' });
-  t.not(updated.etag, data.etag);
+    const count = client.events.length;
+    await writeFile(path.join(dir, 'limit.yaml'), MIDDLEWARE.replace('10', '20'));
+    const updated = JSON.parse(
+      (await client.next((e) => e.event === 'object' && JSON.parse(e.data).id === 'limit', 5000, count)).data,
+    );
+    t.like(updated, { id: 'limit', action: 'updated', source: 'file' });
+    t.not(updated.etag, data.etag);
 
-  const before = client.events.length;
-  await unlink(path.join(dir, 'limit.yaml'));
-  const deleted = JSON.parse((await client.next((e) => e.event === 'object' && JSON.parse(e.data).id === 'limit', 5000, before)).data);
-  t.deepEqual(deleted, { collection: 'middlewares', id: 'limit', action: 'deleted', source: 'file', etag: null });
-});
+    const before = client.events.length;
+    await unlink(path.join(dir, 'limit.yaml'));
+    const deleted = JSON.parse(
+      (await client.next((e) => e.event === 'object' && JSON.parse(e.data).id === 'limit', 5000, before)).data,
+    );
+    t.deepEqual(deleted, { collection: 'middlewares', id: 'limit', action: 'deleted', source: 'file', etag: null });
+  },
+);
 
 test('API writes publish object events with source api, and ids increase', async (t) => {
   const { app, base } = await listening(t);
   const client = await stream(t, `${base}/api/events?types=object`);
-  const response = await app.inject({ method: 'POST', url: '/api/middlewares', payload: { name: 'Limit', type: 'rateLimit', config: { average: 10 } } });
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/middlewares',
+    payload: { name: 'Limit', type: 'rateLimit', config: { average: 10 } },
+  });
   t.is(response.statusCode, 201);
   const body = response.json();
   const created = await client.next((e) => e.event === 'object' && JSON.parse(e.data).id === body.id);
-  t.like(JSON.parse(created.data), { collection: 'middlewares', action: 'created', source: 'api', etag: response.headers.etag!.toString().replace(/^W\//, '').replaceAll('"', '') });
+  t.like(JSON.parse(created.data), {
+    collection: 'middlewares',
+    action: 'created',
+    source: 'api',
+    etag: response.headers.etag!.toString().replace(/^W\//, '').replaceAll('"', ''),
+  });
   await app.inject({ method: 'DELETE', url: `/api/middlewares/${body.id}` });
   const deleted = await client.next((e) => e.event === 'object' && JSON.parse(e.data).action === 'deleted');
   t.true(Number(deleted.id) > Number(created.id));
@@ -105,8 +128,14 @@ test('types filters the stream; unknown types answer 422', async (t) => {
   app.events.publish('provider', { etag: 'abc', generated_at: '2026-01-01T00:00:00.000Z', target: 'default' });
   const provider = await onlyProvider.next((e) => e.event === 'provider');
   await all.next((e) => e.event === 'provider');
-  t.deepEqual(all.events.map((e) => e.event).filter((e) => e === 'upstream' || e === 'provider'), ['upstream', 'provider']);
-  t.deepEqual(onlyProvider.events.map((e) => e.event), ['provider']);
+  t.deepEqual(
+    all.events.map((e) => e.event).filter((e) => e === 'upstream' || e === 'provider'),
+    ['upstream', 'provider'],
+  );
+  t.deepEqual(
+    onlyProvider.events.map((e) => e.event),
+    ['provider'],
+  );
   t.deepEqual(JSON.parse(provider.data), { etag: 'abc', generated_at: '2026-01-01T00:00:00.000Z', target: 'default' });
   const bad = await app.inject({ method: 'GET', url: '/api/events?types=object,nope' });
   t.is(bad.statusCode, 422);
@@ -122,7 +151,10 @@ test('Last-Event-ID replays the events after it; an id no longer held (or from a
 
   const resumed = await stream(t, `${base}/api/events?types=upstream`, { 'last-event-id': one.id! });
   const replayed = await resumed.next((e) => JSON.parse(e.data).message === 'n3');
-  t.deepEqual(resumed.events.map((e) => JSON.parse(e.data).message), ['n2', 'n3']);
+  t.deepEqual(
+    resumed.events.map((e) => JSON.parse(e.data).message),
+    ['n2', 'n3'],
+  );
   t.is(replayed.id, first.events[2].id);
 
   for (let i = 4; i <= 10; i++) app.events.publish('upstream', { source: 'pangolin', state: 'ok', message: `n${i}` });
@@ -136,7 +168,10 @@ test('Last-Event-ID replays the events after it; an id no longer held (or from a
   const eighth = first.events.find((e) => JSON.parse(e.data).message === 'n8')!;
   const wrapped = await stream(t, `${base}/api/events?types=upstream`, { 'last-event-id': eighth.id! });
   await wrapped.next((e) => JSON.parse(e.data).message === 'n10');
-  t.deepEqual(wrapped.events.map((e) => JSON.parse(e.data).message), ['n9', 'n10']);
+  t.deepEqual(
+    wrapped.events.map((e) => JSON.parse(e.data).message),
+    ['n9', 'n10'],
+  );
 
   const foreign = await stream(t, `${base}/api/events`, { 'last-event-id': '17' });
   t.is((await foreign.next(() => true)).event, 'reset');

@@ -10,7 +10,11 @@ export async function listen(app: FastifyInstance): Promise<string> {
 }
 
 /** Opens an event stream; closed at teardown. */
-export async function stream(t: ExecutionContext<any>, url: string, headers?: Record<string, string>): Promise<SseClient> {
+export async function stream(
+  t: ExecutionContext<any>,
+  url: string,
+  headers?: Record<string, string>,
+): Promise<SseClient> {
   const client = await openSse(url, { headers });
   t.teardown(() => client.close());
   return client;

@@ -34,15 +34,31 @@ export function testConfig(dataDir: string, overrides: Record<string, unknown> =
     // templates off unless a test asks: seeding is 19 fsynced writes per app, and tests build many apps
     // docker: a socket that does not exist, so no test ever reaches a system Docker by default
     // backups beside the data dir: never in the checkout's ./backups, where tests would see each other's
-    overrides: { log: { level: 'silent' }, storage: { data_dir: dataDir }, plugins: { dir: path.join(dataDir, '..', 'no-plugins') }, templates: { seed: false }, docker: { host: '', socket: path.join(dataDir, '..', 'no-docker.sock') }, ...overrides,
-      backup: { dir: path.join(dataDir, '..', 'backups'), ...(overrides.backup as Record<string, unknown> | undefined) } },
+    overrides: {
+      log: { level: 'silent' },
+      storage: { data_dir: dataDir },
+      plugins: { dir: path.join(dataDir, '..', 'no-plugins') },
+      templates: { seed: false },
+      docker: { host: '', socket: path.join(dataDir, '..', 'no-docker.sock') },
+      ...overrides,
+      backup: {
+        dir: path.join(dataDir, '..', 'backups'),
+        ...(overrides.backup as Record<string, unknown> | undefined),
+      },
+    },
   });
 }
 
 export async function build(t: ExecutionContext, options: BuildTestOptions = {}): Promise<FastifyInstance> {
   const dataDir = options.dataDir ?? path.join(await tempDir(t), 'data');
   const config = testConfig(dataDir, options.config);
-  const app = await buildApp({ config, groups: options.groups ?? builtinGroups, logger: options.logStream ? undefined : (options.logger ?? false), logStream: options.logStream, now: options.now });
+  const app = await buildApp({
+    config,
+    groups: options.groups ?? builtinGroups,
+    logger: options.logStream ? undefined : (options.logger ?? false),
+    logStream: options.logStream,
+    now: options.now,
+  });
   t.teardown(() => app.close());
   await app.ready();
   return app;

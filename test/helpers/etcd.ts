@@ -12,10 +12,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { waitFor } from './wait.ts';
 
-const onPath = (name: string): boolean => (process.env.PATH ?? '').split(':').some((dir) => existsSync(path.join(dir, name)));
+const onPath = (name: string): boolean =>
+  (process.env.PATH ?? '').split(':').some((dir) => existsSync(path.join(dir, name)));
 
 /** Why the etcd tests cannot run here, or null. */
-export const etcdSkipReason = (): string | null => (onPath('etcd') ? null : 'etcd not installed (apt-get install etcd-server)');
+export const etcdSkipReason = (): string | null =>
+  onPath('etcd') ? null : 'etcd not installed (apt-get install etcd-server)';
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -69,32 +71,55 @@ export async function startEtcdCluster(size = 3): Promise<EtcdCluster> {
     const member: EtcdMember = {
       name: spec.name,
       clientUrl,
-      get running() { return child !== null && child.exitCode === null && child.signalCode === null; },
+      get running() {
+        return child !== null && child.exitCode === null && child.signalCode === null;
+      },
       output: () => output,
       async start() {
         if (member.running) return;
-        child = spawn('etcd', [
-          '--name', spec.name,
-          '--data-dir', path.join(root, spec.name),
-          '--listen-client-urls', clientUrl,
-          '--advertise-client-urls', clientUrl,
-          '--listen-peer-urls', `http://127.0.0.1:${spec.peer}`,
-          '--initial-advertise-peer-urls', `http://127.0.0.1:${spec.peer}`,
-          '--initial-cluster', initialCluster,
-          '--initial-cluster-state', 'new',
-          '--initial-cluster-token', token,
-          // a busy 2-core CI machine delays heartbeats: 250 ms / 2.5 s rather than etcd's 100 ms / 1 s.
-          // Not more: etcd raises every lease TTL to at least 1.5 × the election timeout (3.75 s
-          // here), and the tests use 5 s leases
-          '--heartbeat-interval', '250',
-          '--election-timeout', '2500',
-          // no metrics listener of its own: the client port serves /metrics and /health
-          '--log-level', process.env.ETCD_TEST_LOG ?? 'warn',
-          '--logger', 'zap',
-        ], { stdio: ['ignore', 'pipe', 'pipe'] });
+        child = spawn(
+          'etcd',
+          [
+            '--name',
+            spec.name,
+            '--data-dir',
+            path.join(root, spec.name),
+            '--listen-client-urls',
+            clientUrl,
+            '--advertise-client-urls',
+            clientUrl,
+            '--listen-peer-urls',
+            `http://127.0.0.1:${spec.peer}`,
+            '--initial-advertise-peer-urls',
+            `http://127.0.0.1:${spec.peer}`,
+            '--initial-cluster',
+            initialCluster,
+            '--initial-cluster-state',
+            'new',
+            '--initial-cluster-token',
+            token,
+            // a busy 2-core CI machine delays heartbeats: 250 ms / 2.5 s rather than etcd's 100 ms / 1 s.
+            // Not more: etcd raises every lease TTL to at least 1.5 × the election timeout (3.75 s
+            // here), and the tests use 5 s leases
+            '--heartbeat-interval',
+            '250',
+            '--election-timeout',
+            '2500',
+            // no metrics listener of its own: the client port serves /metrics and /health
+            '--log-level',
+            process.env.ETCD_TEST_LOG ?? 'warn',
+            '--logger',
+            'zap',
+          ],
+          { stdio: ['ignore', 'pipe', 'pipe'] },
+        );
         const current = child;
-        current.stdout?.on('data', (d: Buffer) => { output += d.toString(); });
-        current.stderr?.on('data', (d: Buffer) => { output += d.toString(); });
+        current.stdout?.on('data', (d: Buffer) => {
+          output += d.toString();
+        });
+        current.stderr?.on('data', (d: Buffer) => {
+          output += d.toString();
+        });
         exited = new Promise<void>((resolve) => current.once('exit', () => resolve()));
       },
       async stop(signal = 'SIGTERM') {
@@ -111,12 +136,16 @@ export async function startEtcdCluster(size = 3): Promise<EtcdCluster> {
   };
   try {
     await Promise.all(members.map((m) => m.start()));
-    await waitFor(async () => {
-      for (const m of members) {
-        if (!m.running) throw new Error(`etcd ${m.name} exited: ${m.output()}`);
-      }
-      return (await Promise.all(members.map((m) => healthy(m.clientUrl)))).every(Boolean);
-    }, 30_000, 100);
+    await waitFor(
+      async () => {
+        for (const m of members) {
+          if (!m.running) throw new Error(`etcd ${m.name} exited: ${m.output()}`);
+        }
+        return (await Promise.all(members.map((m) => healthy(m.clientUrl)))).every(Boolean);
+      },
+      30_000,
+      100,
+    );
   } catch (err) {
     await destroy();
     throw err;
@@ -126,8 +155,12 @@ export async function startEtcdCluster(size = 3): Promise<EtcdCluster> {
 
 /** Waits until the given member answers healthy again (after `start()`). */
 export async function waitHealthy(member: EtcdMember): Promise<void> {
-  await waitFor(async () => {
-    if (!member.running) throw new Error(`etcd ${member.name} exited: ${member.output()}`);
-    return healthy(member.clientUrl);
-  }, 30_000, 100);
+  await waitFor(
+    async () => {
+      if (!member.running) throw new Error(`etcd ${member.name} exited: ${member.output()}`);
+      return healthy(member.clientUrl);
+    },
+    30_000,
+    100,
+  );
 }

@@ -31,7 +31,15 @@ export interface FakeState {
 
 /** A fresh fake's state: no fault, no delay, the base Pangolin file, no auth, pages as asked. */
 export function initialFakeState(): FakeState {
-  return { fault: null, faultPath: null, delayMs: 0, pangolinFile: 'traefik-config.json', basicAuth: null, pageSize: null, faultPage: null };
+  return {
+    fault: null,
+    faultPath: null,
+    delayMs: 0,
+    pangolinFile: 'traefik-config.json',
+    basicAuth: null,
+    pageSize: null,
+    faultPage: null,
+  };
 }
 
 /** One request as the fake received it. */
@@ -69,9 +77,18 @@ const LISTS: Record<string, string> = {
   'udp/services': 'udp-services.json',
 };
 const SINGLES: Record<string, string> = { version: 'version.json', overview: 'overview.json', rawdata: 'rawdata.json' };
-const PANGOLIN_FILES: PangolinFile[] = ['traefik-config.json', 'traefik-config-changed.json', 'traefik-config-empty.json'];
+const PANGOLIN_FILES: PangolinFile[] = [
+  'traefik-config.json',
+  'traefik-config-changed.json',
+  'traefik-config-empty.json',
+];
 // Traefik's wording for a missing object: "router not found: x@file"
-const SINGULAR: Record<string, string> = { routers: 'router', services: 'service', middlewares: 'middleware', entrypoints: 'entry point' };
+const SINGULAR: Record<string, string> = {
+  routers: 'router',
+  services: 'service',
+  middlewares: 'middleware',
+  entrypoints: 'entry point',
+};
 
 async function loadFixtures(): Promise<Map<string, string>> {
   const texts = new Map<string, string>();
@@ -127,7 +144,9 @@ function applyFault(fault: Fault, request: FastifyRequest, reply: FastifyReply):
 /** Traefik's `search`: a case-insensitive substring of the name or (routers) the rule. */
 function searchItems(items: Array<Record<string, unknown>>, search: string): Array<Record<string, unknown>> {
   const needle = search.toLowerCase();
-  return items.filter((item) => [item.name, item.rule].some((value) => typeof value === 'string' && value.toLowerCase().includes(needle)));
+  return items.filter((item) =>
+    [item.name, item.rule].some((value) => typeof value === 'string' && value.toLowerCase().includes(needle)),
+  );
 }
 
 function registerTraefikRoutes(app: FastifyInstance, texts: Map<string, string>, state: FakeState): void {
@@ -142,10 +161,15 @@ function registerTraefikRoutes(app: FastifyInstance, texts: Map<string, string>,
       const size = state.pageSize ?? (Number(query.per_page) || 100);
       const page = Number(query.page) || 1;
       const list = query.search ? searchItems(items, query.search) : items;
-      if (page === 1 && list.length <= size) return sendJsonText(reply.header('x-next-page', '1'), list === items ? text : stringifyCanonical(list));
+      if (page === 1 && list.length <= size)
+        return sendJsonText(reply.header('x-next-page', '1'), list === items ? text : stringifyCanonical(list));
       const start = (page - 1) * size;
       if (start >= list.length && page > 1) {
-        return sendJsonText(reply, JSON.stringify({ message: `invalid request: page: ${page}, per_page: ${size}` }), 400);
+        return sendJsonText(
+          reply,
+          JSON.stringify({ message: `invalid request: page: ${page}, per_page: ${size}` }),
+          400,
+        );
       }
       const next = start + size < list.length ? String(page + 1) : '1';
       return sendJsonText(reply.header('x-next-page', next), stringifyCanonical(list.slice(start, start + size)));
@@ -166,7 +190,11 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   const state = initialFakeState();
   const requests: RecordedRequest[] = [];
   // the https variant has another server type; the routes do not care
-  const app = Fastify({ logger: false, forceCloseConnections: true, ...(options.https ? { https: options.https } : {}) }) as unknown as FastifyInstance;
+  const app = Fastify({
+    logger: false,
+    forceCloseConnections: true,
+    ...(options.https ? { https: options.https } : {}),
+  }) as unknown as FastifyInstance;
 
   app.addHook('onRequest', async (request, reply) => {
     requests.push({ method: request.method, url: request.url, headers: { ...request.headers } });

@@ -22,14 +22,23 @@ export const BUILD_TIMEOUT_MS = 600_000;
 export async function buildProductionApp(): Promise<{ dir: string; remove: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(tmpdir(), 'sm-prod-'));
   await chmod(dir, 0o755);
-  await Promise.all(['package.json', 'package-lock.json'].map((file) => cp(path.join(REPO, file), path.join(dir, file))));
+  await Promise.all(
+    ['package.json', 'package-lock.json'].map((file) => cp(path.join(REPO, file), path.join(dir, file))),
+  );
   await cp(path.join(REPO, 'config'), path.join(dir, 'config'), { recursive: true });
   // --noCheck: emit only; test/typecheck.test.ts type-checks the same sources
   const tsc = path.join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
   await Promise.all([
     // the Dockerfile's runtime step; --prefer-offline: the packages are in the cache after the repo's own `npm ci`
-    run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: dir, timeout: BUILD_TIMEOUT_MS }),
-    run(process.execPath, [tsc, '-p', path.join(REPO, 'tsconfig.build.json'), '--outDir', path.join(dir, 'dist'), '--noCheck'], { cwd: REPO, timeout: BUILD_TIMEOUT_MS }),
+    run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], {
+      cwd: dir,
+      timeout: BUILD_TIMEOUT_MS,
+    }),
+    run(
+      process.execPath,
+      [tsc, '-p', path.join(REPO, 'tsconfig.build.json'), '--outDir', path.join(dir, 'dist'), '--noCheck'],
+      { cwd: REPO, timeout: BUILD_TIMEOUT_MS },
+    ),
   ]);
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
@@ -64,9 +73,17 @@ export function serverEnv(work: string, extra: Record<string, string> = {}): Rec
 }
 
 /** Starts `command args` (default: node dist/plugins/main.js) in `dir` and collects its output. */
-export function startServer(dir: string, env: Record<string, string>, options: SpawnOptions & { command?: string; args?: string[] } = {}): ServerProcess {
+export function startServer(
+  dir: string,
+  env: Record<string, string>,
+  options: SpawnOptions & { command?: string; args?: string[] } = {},
+): ServerProcess {
   // default: the image's CMD (Dockerfile)
-  const { command = process.execPath, args = ['--max-semi-space-size=2', 'dist/plugins/main.js'], ...spawnOptions } = options;
+  const {
+    command = process.execPath,
+    args = ['--max-semi-space-size=2', 'dist/plugins/main.js'],
+    ...spawnOptions
+  } = options;
   const child = spawn(command, args, { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], ...spawnOptions });
   const lines: Array<Record<string, unknown>> = [];
   let stderr = '';
@@ -82,12 +99,22 @@ export function startServer(dir: string, env: Record<string, string>, options: S
       }
     }
   });
-  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8'); });
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const line = (msg: string, timeoutMs = 120_000) => waitFor(() => {
-    const found = lines.find((l) => typeof l.msg === 'string' && l.msg.startsWith(msg));
-    if (!found && child.exitCode !== null) throw new Error(`server exited (${child.exitCode}) before logging "${msg}": ${stderr}`);
-    return found;
-  }, timeoutMs, 25);
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const line = (msg: string, timeoutMs = 120_000) =>
+    waitFor(
+      () => {
+        const found = lines.find((l) => typeof l.msg === 'string' && l.msg.startsWith(msg));
+        if (!found && child.exitCode !== null)
+          throw new Error(`server exited (${child.exitCode}) before logging "${msg}": ${stderr}`);
+        return found;
+      },
+      timeoutMs,
+      25,
+    );
   return { child, lines, stderr: () => stderr, exit, line };
 }

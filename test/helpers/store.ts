@@ -15,11 +15,17 @@ export type Item = Static<typeof ItemSchema>;
 /** Logger that keeps warnings so tests can assert what was reported. */
 export function memoryLogger(): StoreLogger & { lines: { level: string; msg: string; obj: object }[] } {
   const lines: { level: string; msg: string; obj: object }[] = [];
-  const push = (level: string) => (obj: object, msg: string) => { lines.push({ level, msg, obj }); };
+  const push = (level: string) => (obj: object, msg: string) => {
+    lines.push({ level, msg, obj });
+  };
   return { lines, info: push('info'), warn: push('warn'), error: push('error') };
 }
 
-export async function openTestStore(t: ExecutionContext, dataDir: string, options: { watch?: boolean } = {}): Promise<YamlStore> {
+export async function openTestStore(
+  t: ExecutionContext,
+  dataDir: string,
+  options: { watch?: boolean } = {},
+): Promise<YamlStore> {
   const store = await openStore({ dataDir, logger: memoryLogger(), watch: options.watch });
   t.teardown(() => store.close());
   return store;

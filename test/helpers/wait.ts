@@ -13,7 +13,11 @@ export const WAIT_DEADLINE_MS = 120_000;
  * once the deadline has passed. `expectedMs` is how long the event takes on an idle machine
  * (documentation, and the floor of the deadline); the deadline is at least WAIT_DEADLINE_MS.
  */
-export async function waitFor<T>(probe: () => T | Promise<T>, expectedMs: number, intervalMs = 10): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  probe: () => T | Promise<T>,
+  expectedMs: number,
+  intervalMs = 10,
+): Promise<NonNullable<T>> {
   const timeoutMs = Math.max(expectedMs, WAIT_DEADLINE_MS);
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -6,7 +6,14 @@ import { allowlistedBy } from '../../plugins/ip/allowlist.ts';
 import { goDurationMs } from '../../plugins/ip/go-duration.ts';
 
 const mw = (id: string, type: string, sourceRange: unknown): StoredObject<MiddlewareData> =>
-  ({ id, data: { name: id, type, config: { sourceRange } }, etag: '', created_at: '', updated_at: '', file: '' }) as unknown as StoredObject<MiddlewareData>;
+  ({
+    id,
+    data: { name: id, type, config: { sourceRange } },
+    etag: '',
+    created_at: '',
+    updated_at: '',
+    file: '',
+  }) as unknown as StoredObject<MiddlewareData>;
 
 const all = [
   mw('lan', 'ipAllowList', ['10.0.0.0/8', '192.168.1.10']),

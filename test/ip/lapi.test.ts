@@ -18,7 +18,9 @@ test.before(async (t) => {
   await cscli(lapi, 'decisions', 'add', '--ip', '2001:db8::66', '--duration', '2h');
   await cscli(lapi, 'decisions', 'add', '--range', '198.51.100.0/24', '--duration', '1h');
 });
-test.after.always(async (t) => { await t.context.lapi?.stop(); });
+test.after.always(async (t) => {
+  await t.context.lapi?.stop();
+});
 
 const app = (t: ExecutionContext<{ lapi?: Lapi }>, overrides: Record<string, unknown> = {}) =>
   build(t, { config: crowdsecConfig(t.context.lapi!, overrides) });
@@ -92,7 +94,9 @@ lapiTest('GET /api/ip/security/:ip combines decisions, alerts and our allow-list
 });
 
 lapiTest('GET /api/ip/security/:ip without machine credentials answers alerts [] and a warning', async (t) => {
-  const res = await (await app(t, { machine_id: '', machine_password: '' })).inject({ url: '/api/ip/security/192.0.2.66' });
+  const res = await (
+    await app(t, { machine_id: '', machine_password: '' })
+  ).inject({ url: '/api/ip/security/192.0.2.66' });
   t.is(res.statusCode, 200);
   t.true(res.json().blocked);
   t.deepEqual(res.json().alerts, []);
@@ -100,14 +104,19 @@ lapiTest('GET /api/ip/security/:ip without machine credentials answers alerts []
   t.regex(res.json().warnings[0], /machine credentials/);
 });
 
-lapiTest('GET /api/ip/security/:ip with a wrong machine password keeps decisions and warns without the password', async (t) => {
-  const res = await (await app(t, { machine_password: 'wrong-Passw0rd-xyz' })).inject({ url: '/api/ip/security/192.0.2.66' });
-  t.is(res.statusCode, 200);
-  t.true(res.json().blocked);
-  t.deepEqual(res.json().alerts, []);
-  t.regex(res.json().warnings[0], /CrowdSec LAPI rejected the machine login/);
-  t.false(res.body.includes('wrong-Passw0rd-xyz'));
-});
+lapiTest(
+  'GET /api/ip/security/:ip with a wrong machine password keeps decisions and warns without the password',
+  async (t) => {
+    const res = await (
+      await app(t, { machine_password: 'wrong-Passw0rd-xyz' })
+    ).inject({ url: '/api/ip/security/192.0.2.66' });
+    t.is(res.statusCode, 200);
+    t.true(res.json().blocked);
+    t.deepEqual(res.json().alerts, []);
+    t.regex(res.json().warnings[0], /CrowdSec LAPI rejected the machine login/);
+    t.false(res.body.includes('wrong-Passw0rd-xyz'));
+  },
+);
 
 lapiTest('a wrong bouncer key answers 502 naming the bouncer key, never its value', async (t) => {
   const server = await app(t, { bouncer_key: 'not-the-key-123' });
@@ -140,7 +149,10 @@ lapiTest('POST /api/ip/unban keeps a range ban containing the IP and reports sti
   t.is(res.statusCode, 200);
   t.deepEqual(res.json(), { ip: '198.51.100.8', deleted: 1, still_blocked: true });
   const left = (await server.inject({ url: '/api/ip/blocked/198.51.100.8' })).json();
-  t.deepEqual(left.decisions.map((d: { value: string }) => d.value), ['198.51.100.0/24']);
+  t.deepEqual(
+    left.decisions.map((d: { value: string }) => d.value),
+    ['198.51.100.0/24'],
+  );
 });
 
 lapiTest('POST /api/ip/unban of an IPv6 ban', async (t) => {
@@ -151,14 +163,18 @@ lapiTest('POST /api/ip/unban of an IPv6 ban', async (t) => {
 });
 
 lapiTest('POST /api/ip/unban without machine credentials answers 503 not_configured', async (t) => {
-  const res = await (await app(t, { machine_id: '', machine_password: '' })).inject({ method: 'POST', url: '/api/ip/unban', payload: { ip: '192.0.2.66' } });
+  const res = await (
+    await app(t, { machine_id: '', machine_password: '' })
+  ).inject({ method: 'POST', url: '/api/ip/unban', payload: { ip: '192.0.2.66' } });
   t.is(res.statusCode, 503);
   t.is(res.json().id, 'not_configured');
   t.regex(res.json().message, /machine_id/);
 });
 
 lapiTest('POST /api/ip/unban with a wrong machine password answers 502 without the password', async (t) => {
-  const res = await (await app(t, { machine_password: 'wrong-Passw0rd-xyz' })).inject({ method: 'POST', url: '/api/ip/unban', payload: { ip: '192.0.2.66' } });
+  const res = await (
+    await app(t, { machine_password: 'wrong-Passw0rd-xyz' })
+  ).inject({ method: 'POST', url: '/api/ip/unban', payload: { ip: '192.0.2.66' } });
   t.is(res.statusCode, 502);
   t.regex(res.json().message, /CrowdSec LAPI rejected the machine login/);
   t.false(res.body.includes('wrong-Passw0rd-xyz'));
@@ -174,8 +190,13 @@ lapiTest('GET /api/health?deep=true reports crowdsec ok against the LAPI', async
 lapiTest('the client reuses its JWT and logs in again once when LAPI answers 401', async (t) => {
   const { env } = t.context.lapi!;
   const client = new CrowdSecClient({
-    url: env.CROWDSEC_URL, bouncerKey: env.CROWDSEC_BOUNCER_KEY, machineId: env.CROWDSEC_MACHINE_ID, machinePassword: env.CROWDSEC_MACHINE_PASSWORD,
-    timeoutMs: 5000, userAgent: `stack-manager/${APP_VERSION}`, now: () => new Date(),
+    url: env.CROWDSEC_URL,
+    bouncerKey: env.CROWDSEC_BOUNCER_KEY,
+    machineId: env.CROWDSEC_MACHINE_ID,
+    machinePassword: env.CROWDSEC_MACHINE_PASSWORD,
+    timeoutMs: 5000,
+    userAgent: `stack-manager/${APP_VERSION}`,
+    now: () => new Date(),
   });
   const state = client as unknown as { token: { value: string; renewAt: number } | null };
   t.true((await client.alerts('192.0.2.66', 5)).length >= 1);

@@ -5,7 +5,14 @@ import { closedPort } from './support.ts';
 
 const configured = (url: string) => ({
   auth: { mode: 'off' },
-  crowdsec: { url, bouncer_key: 'some-bouncer-key-1', machine_id: 'm1', machine_password: 'machine-pass-1', timeout_ms: 10_000, alerts_limit: 50 },
+  crowdsec: {
+    url,
+    bouncer_key: 'some-bouncer-key-1',
+    machine_id: 'm1',
+    machine_password: 'machine-pass-1',
+    timeout_ms: 10_000,
+    alerts_limit: 50,
+  },
 });
 
 test('invalid IPs answer 422 validation_failed on every route', async (t) => {
@@ -49,7 +56,9 @@ test('without a bouncer key the CrowdSec reads answer 503 not_configured and hea
 });
 
 test('machine credentials without a bouncer key: unban answers 503 (decisions cannot be re-read)', async (t) => {
-  const app = await build(t, { config: { auth: { mode: 'off' }, crowdsec: { machine_id: 'm1', machine_password: 'p' } } });
+  const app = await build(t, {
+    config: { auth: { mode: 'off' }, crowdsec: { machine_id: 'm1', machine_password: 'p' } },
+  });
   const res = await app.inject({ method: 'POST', url: '/api/ip/unban', payload: { ip: '192.0.2.1' } });
   t.is(res.statusCode, 503);
   t.regex(res.json().message, /bouncer_key/);
@@ -58,11 +67,18 @@ test('machine credentials without a bouncer key: unban answers 503 (decisions ca
 test('a closed LAPI port answers 502 quickly on every route, and the health check fails', async (t) => {
   const port = await closedPort();
   const app = await build(t, { config: configured(`http://127.0.0.1:${port}`) });
-  for (const [method, url] of [['GET', '/api/ip/blocked/192.0.2.1'], ['GET', '/api/ip/security/2001:db8::1'], ['POST', '/api/ip/unban']] as const) {
+  for (const [method, url] of [
+    ['GET', '/api/ip/blocked/192.0.2.1'],
+    ['GET', '/api/ip/security/2001:db8::1'],
+    ['POST', '/api/ip/unban'],
+  ] as const) {
     const res = await app.inject({ method, url, payload: method === 'POST' ? { ip: '192.0.2.1' } : undefined });
     t.is(res.statusCode, 502, url);
     t.is(res.json().id, 'upstream_unavailable');
-    t.regex(res.json().message, new RegExp(`CrowdSec LAPI at http://127\\.0\\.0\\.1:${port} is unreachable: ECONNREFUSED`));
+    t.regex(
+      res.json().message,
+      new RegExp(`CrowdSec LAPI at http://127\\.0\\.0\\.1:${port} is unreachable: ECONNREFUSED`),
+    );
     t.false(res.body.includes('some-bouncer-key-1') || res.body.includes('machine-pass-1'));
   }
   // the message names ECONNREFUSED (checked above): the refusal is reported as such, not waited

@@ -21,7 +21,13 @@ export function hasCommands(...names: string[]): boolean {
   return names.every((name) => dirs.some((dir) => existsSync(path.join(dir, name))));
 }
 
-const parseEnv = (s: string) => Object.fromEntries(s.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+const parseEnv = (s: string) =>
+  Object.fromEntries(
+    s
+      .trim()
+      .split('\n')
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
 
 /** Starts a private LAPI on a free 127.0.0.1 port in a temp dir; `stop` ends it by its pid file and removes the dir. */
 export async function startLapi(): Promise<Lapi> {

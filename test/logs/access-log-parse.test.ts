@@ -9,6 +9,7 @@ import { fixture } from '../helpers/shared.ts';
 import { isoTime, parseAccessLine, parseAsciiLine, parseJsonSlow } from '../../plugins/logs/access-log-parse.ts';
 import { jsonFields as walk } from '../../plugins/logs/access-log-json-fields.ts';
 
+// eslint-disable-next-line no-control-regex -- the ASCII range starts at NUL
 const isAscii = (line: string) => /^[\x00-\x7f]*$/.test(line);
 /** The fast reading of one line as the scan does it: inside a chunk with other lines around it. */
 function fastRead(line: string) {
@@ -18,7 +19,8 @@ function fastRead(line: string) {
 }
 const jsonFields = (line: string) => walk(Buffer.from(line, 'latin1'), line, 0, line.length);
 
-const base = '{"ClientHost":"203.0.113.7","DownstreamContentSize":100,"DownstreamStatus":200,"Duration":2000000,"RequestHost":"app.example.com","RequestMethod":"GET","RequestPath":"/x?y=1","RouterName":"app@http","ServiceName":"svc@http","StartUTC":"2026-11-22T10:00:00.287417357Z"}';
+const base =
+  '{"ClientHost":"203.0.113.7","DownstreamContentSize":100,"DownstreamStatus":200,"Duration":2000000,"RequestHost":"app.example.com","RequestMethod":"GET","RequestPath":"/x?y=1","RouterName":"app@http","ServiceName":"svc@http","StartUTC":"2026-11-22T10:00:00.287417357Z"}';
 
 /** Valid, invalid and unusual JSON lines: each must read as JSON.parse reads it. */
 const ODD_LINES = [
@@ -52,11 +54,34 @@ const ODD_LINES = [
   '{"DownstreamStatus":200,"StartUTC":"2026-11-22T10:00:00Z","x":-0,"y":1E+3,"z":0.5e-2,"w":false,"v":null}',
   '{"DownstreamStatus":200,"StartUTC":"2026-11-22T10:00:00Z","x":"ünïcödé ✓ 😀"}',
   // invalid: JSON.parse throws
-  '{', '{broken json', '{"DownstreamStatus":200,}', '{"DownstreamStatus":200', '{"DownstreamStatus":01}',
-  '{"DownstreamStatus":-}', '{"DownstreamStatus":1.}', '{"DownstreamStatus":1e}', '{"DownstreamStatus":.5}',
-  '{"DownstreamStatus":200} x', '{"DownstreamStatus":200}}', '{"a":"tab\there"}', '{"a":"\\x"}', '{"a":"\\u12G4"}',
-  '{"a":tru}', '{"a":trueX}', '{"a":nul}', "{'a':1}", '{a:1}', '{"a" 1}', '{"a":1 "b":2}', '{"a":"unterminated}',
-  '{"a":"x\\"}', '{,}', '{"a":1,,"b":2}', '{"a":NaN}', '{"a":+1}', '{"a":undefined}',
+  '{',
+  '{broken json',
+  '{"DownstreamStatus":200,}',
+  '{"DownstreamStatus":200',
+  '{"DownstreamStatus":01}',
+  '{"DownstreamStatus":-}',
+  '{"DownstreamStatus":1.}',
+  '{"DownstreamStatus":1e}',
+  '{"DownstreamStatus":.5}',
+  '{"DownstreamStatus":200} x',
+  '{"DownstreamStatus":200}}',
+  '{"a":"tab\there"}',
+  '{"a":"\\x"}',
+  '{"a":"\\u12G4"}',
+  '{"a":tru}',
+  '{"a":trueX}',
+  '{"a":nul}',
+  "{'a':1}",
+  '{a:1}',
+  '{"a" 1}',
+  '{"a":1 "b":2}',
+  '{"a":"unterminated}',
+  '{"a":"x\\"}',
+  '{,}',
+  '{"a":1,,"b":2}',
+  '{"a":NaN}',
+  '{"a":+1}',
+  '{"a":undefined}',
 ];
 
 test('JSON lines read the same with the field walker as with JSON.parse', (t) => {
@@ -71,28 +96,59 @@ test('the walker leaves nested values and escaped keys to JSON.parse and rejects
   t.is(jsonFields('{"Downstream\\u0053tatus":500}'), undefined);
   t.is(jsonFields('{"DownstreamStatus":01}'), null);
   t.deepEqual(jsonFields(base), {
-    ClientHost: '203.0.113.7', DownstreamContentSize: 100, DownstreamStatus: 200, Duration: 2000000, RequestHost: 'app.example.com',
-    RequestMethod: 'GET', RequestPath: '/x?y=1', RouterName: 'app@http', ServiceName: 'svc@http', StartUTC: '2026-11-22T10:00:00.287417357Z', time: undefined,
+    ClientHost: '203.0.113.7',
+    DownstreamContentSize: 100,
+    DownstreamStatus: 200,
+    Duration: 2000000,
+    RequestHost: 'app.example.com',
+    RequestMethod: 'GET',
+    RequestPath: '/x?y=1',
+    RouterName: 'app@http',
+    ServiceName: 'svc@http',
+    StartUTC: '2026-11-22T10:00:00.287417357Z',
+    time: undefined,
   });
 });
 
 test('every line of the shared JSON and CLF samples reads the same as the reference', async (t) => {
-  const lines = (await readFile(fixture('access-logs', 'sample.json.log'), 'utf8')).split('\n').filter((l) => l.trim() !== '');
+  const lines = (await readFile(fixture('access-logs', 'sample.json.log'), 'utf8'))
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   t.is(lines.length, 200);
   for (const line of lines) t.deepEqual(fastRead(line), parseJsonSlow(line.trim()));
-  const clf = (await readFile(fixture('access-logs', 'sample.clf.log'), 'utf8')).split('\n').filter((l) => l.trim() !== '');
+  const clf = (await readFile(fixture('access-logs', 'sample.clf.log'), 'utf8'))
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   // CLF: the cached second must not leak from one line into the next
   const records = clf.map((line) => fastRead(line));
-  const reversed = [...clf].reverse().map((line) => parseAccessLine(line)).reverse();
+  const reversed = [...clf]
+    .reverse()
+    .map((line) => parseAccessLine(line))
+    .reverse();
   t.deepEqual(records, reversed);
   t.true(new Set(records.map((r) => r!.ms)).size > 50, 'the sample spans many seconds');
   t.true(records.every((r) => r !== null && Number.isFinite(r.ms)));
 });
 
 test('cached ISO instants equal Date.parse, whatever the order', (t) => {
-  const instants = ['2026-11-22T10:00:00.287417357Z', '2026-11-22T10:00:00.999Z', '2026-11-22T10:00:01Z', '2026-11-22T10:00:00.5Z',
-    '2026-11-22T23:59:59.000000001Z', '2026-11-22T24:00:00Z', '2026-11-22T24:00:00.5Z', '2026-11-22T10:00:00.287Z', '1970-01-01T00:00:00Z',
-    '2026-11-22T10:00:00.Z', '2026-11-22 10:00:00Z', '2026-13-01T00:00:00Z', '2026-11-22T19:59:59.1234567890Z', '2026-11-22T1a:00:00Z', '2026-11-22T20:00:00.12aZ', '+12026-11-22T10:00:00Z'];
+  const instants = [
+    '2026-11-22T10:00:00.287417357Z',
+    '2026-11-22T10:00:00.999Z',
+    '2026-11-22T10:00:01Z',
+    '2026-11-22T10:00:00.5Z',
+    '2026-11-22T23:59:59.000000001Z',
+    '2026-11-22T24:00:00Z',
+    '2026-11-22T24:00:00.5Z',
+    '2026-11-22T10:00:00.287Z',
+    '1970-01-01T00:00:00Z',
+    '2026-11-22T10:00:00.Z',
+    '2026-11-22 10:00:00Z',
+    '2026-13-01T00:00:00Z',
+    '2026-11-22T19:59:59.1234567890Z',
+    '2026-11-22T1a:00:00Z',
+    '2026-11-22T20:00:00.12aZ',
+    '+12026-11-22T10:00:00Z',
+  ];
   for (const order of [instants, [...instants].reverse()]) {
     for (const text of order) t.is(isoTime(text), Date.parse(text), text);
   }

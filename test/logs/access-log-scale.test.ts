@@ -45,7 +45,7 @@ test('below the exact limit percentiles are the exact nearest rank', (t) => {
   t.deepEqual(quantiles.percentiles([50, 99]), [500, 990]);
 });
 
-test('stats of 100,000 generated lines match the generator\'s --stats; a repeat is cached until the file changes', async (t) => {
+test("stats of 100,000 generated lines match the generator's --stats; a repeat is cached until the file changes", async (t) => {
   const dir = await tempDir(t);
   const file = path.join(dir, 'access.log');
   await run(process.execPath, [GENERATOR, '--format', 'json', '--lines', '100000', '--seed', '3', '--out', file]);
@@ -56,9 +56,15 @@ test('stats of 100,000 generated lines match the generator\'s --stats; a repeat 
   t.is(first.requests, expected.totalRequests);
   t.deepEqual(first.status_classes, expected.statusClasses);
   t.is(first.bytes_sent, expected.bytesSent);
-  t.deepEqual(first.top_ips.map((e: Stats) => [e.value, e.count]), expected.topIPs.map((e: Stats) => [e.ip, e.requests]));
+  t.deepEqual(
+    first.top_ips.map((e: Stats) => [e.value, e.count]),
+    expected.topIPs.map((e: Stats) => [e.ip, e.requests]),
+  );
   for (const p of ['p50', 'p99'] as const) {
-    t.true(Math.abs(first.latency_ms[p] - expected.latencyMs[p]) <= RELATIVE_ACCURACY * expected.latencyMs[p], `${p}: ${first.latency_ms[p]} vs ${expected.latencyMs[p]}`);
+    t.true(
+      Math.abs(first.latency_ms[p] - expected.latencyMs[p]) <= RELATIVE_ACCURACY * expected.latencyMs[p],
+      `${p}: ${first.latency_ms[p]} vs ${expected.latencyMs[p]}`,
+    );
   }
   t.is(first.latency_ms.max, expected.latencyMs.max);
 
@@ -83,7 +89,7 @@ test('GET /api/health answers while a large access log is being scanned', async 
   let statsDone = false;
   const stats = fetch(`${base}/api/logs/proxy/advanced`).then(async (res) => {
     statsDone = true;
-    return { status: res.status, body: await res.json() as Stats };
+    return { status: res.status, body: (await res.json()) as Stats };
   });
   const health = await fetch(`${base}/api/health`);
   t.is(health.status, 200);

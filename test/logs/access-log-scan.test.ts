@@ -16,7 +16,8 @@ const OPEN = { since: null, until: null };
 /** The stats of a file read whole and counted line by line through the string path. */
 async function reference(file: string) {
   const stats = new AccessLogStats();
-  for (const line of (await readFile(file, 'utf8')).split('\n')) countLine(stats, line.endsWith('\r') ? line.slice(0, -1) : line, OPEN);
+  for (const line of (await readFile(file, 'utf8')).split('\n'))
+    countLine(stats, line.endsWith('\r') ? line.slice(0, -1) : line, OPEN);
   return stats.result(`file:${file}`, 10);
 }
 
@@ -32,7 +33,13 @@ test('the chunked scan counts a large mixed file exactly as the whole-file readi
       lines.push(i % 13 === 0 ? `${line}\r` : line);
       lines.push(clf[i]);
     }
-    lines.push('', '   ', 'garbage line', '{"DownstreamStatus":200,', `{"DownstreamStatus":404,"StartUTC":"2026-11-22T10:00:00Z","RequestPath":"/${'x'.repeat(70_000)}"}`);
+    lines.push(
+      '',
+      '   ',
+      'garbage line',
+      '{"DownstreamStatus":200,',
+      `{"DownstreamStatus":404,"StartUTC":"2026-11-22T10:00:00Z","RequestPath":"/${'x'.repeat(70_000)}"}`,
+    );
   }
   const file = path.join(await tempDir(t), 'mixed.log');
   await writeFile(file, `${lines.join('\n')}\n`);

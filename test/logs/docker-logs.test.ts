@@ -14,13 +14,22 @@ const frame = (type: number, text: string | Buffer): Buffer => {
 
 test('demultiplex routes frames by stream type (0 and 1 stdout, 2 stderr)', (t) => {
   const frames = demultiplex(Buffer.concat([frame(1, 'a'), frame(2, 'b'), frame(0, 'c')]));
-  t.deepEqual(frames.map((f) => [f.stream, f.payload.toString()]), [['stdout', 'a'], ['stderr', 'b'], ['stdout', 'c']]);
+  t.deepEqual(
+    frames.map((f) => [f.stream, f.payload.toString()]),
+    [
+      ['stdout', 'a'],
+      ['stderr', 'b'],
+      ['stdout', 'c'],
+    ],
+  );
 });
 
 test('logLines joins frames that are not line-aligned and merges streams by timestamp', (t) => {
   const body = Buffer.concat([
-    frame(1, '2026-01-01T00:00:00.5Z out '), frame(1, 'one\n2026-01-01T00:00:02Z out two\n'),
-    frame(2, '2026-01-01T00:00:01.000000001Z err one\r\n'), frame(2, '2026-01-01T00:00:03Z no newline'),
+    frame(1, '2026-01-01T00:00:00.5Z out '),
+    frame(1, 'one\n2026-01-01T00:00:02Z out two\n'),
+    frame(2, '2026-01-01T00:00:01.000000001Z err one\r\n'),
+    frame(2, '2026-01-01T00:00:03Z no newline'),
   ]);
   t.deepEqual(logLines(body, false), [
     { ts: '2026-01-01T00:00:00.5Z', stream: 'stdout', line: 'out one', truncated: false },
@@ -32,7 +41,13 @@ test('logLines joins frames that are not line-aligned and merges streams by time
 
 test('logLines reads a TTY body raw, all stdout', (t) => {
   const body = Buffer.from('2026-01-01T00:00:00Z a\r\n2026-01-01T00:00:01Z b\r\n');
-  t.deepEqual(logLines(body, true).map((l) => [l.stream, l.line]), [['stdout', 'a'], ['stdout', 'b']]);
+  t.deepEqual(
+    logLines(body, true).map((l) => [l.stream, l.line]),
+    [
+      ['stdout', 'a'],
+      ['stdout', 'b'],
+    ],
+  );
 });
 
 test('logLines cuts a line at 16 KiB without splitting a UTF-8 character', (t) => {
@@ -49,23 +64,71 @@ test('timestampKey orders RFC3339Nano stamps whose fractions have different leng
 });
 
 test('parseAccessLine reads JSON, CLF and genericCLF lines and rejects others', (t) => {
-  t.like(parseAccessLine('{"ClientHost":"1.2.3.4","DownstreamStatus":404,"StartUTC":"2025-01-08T13:27:03.200888017Z","RequestPath":"/x?y=1","Duration":1500000}'),
-    { format: 'json', ip: '1.2.3.4', status: 404, path: '/x', latencyMs: 1.5, ms: Date.parse('2025-01-08T13:27:03.200Z') });
-  t.like(parseAccessLine('203.0.113.7 - - [08/Jan/2025:14:27:03 +0100] "GET /x?y=1 HTTP/2.0" 200 612 "-" "Mozilla (X; Y)" 41 "app@http" "http://10.0.0.5:8080" 2ms'),
-    { format: 'clf', ip: '203.0.113.7', method: 'GET', path: '/x', status: 200, bytes: 612, router: 'app@http', latencyMs: 2, ms: Date.parse('2025-01-08T13:27:03Z') });
-  t.like(parseAccessLine('203.0.113.7 - - [08/Jan/2025:13:27:03 +0000] "GET / HTTP/1.1" 404 - "-" "-"'),
-    { format: 'clf', status: 404, bytes: 0, router: null, latencyMs: null });
-  t.like(parseAccessLine('203.0.113.7 - - [08/Jan/2025:13:27:03 +0000] "GET / HTTP/1.1" 404 19 "-" "-" 3 "-" "-" 0ms'), { router: null, latencyMs: 0 });
-  for (const bad of ['', 'hello', '{"DownstreamStatus":"200"}', '[1]', '1.2.3.4 - - [99/Foo/2025:13:27:03 +0000] "GET / HTTP/1.1" 200 1 "-" "-"']) {
+  t.like(
+    parseAccessLine(
+      '{"ClientHost":"1.2.3.4","DownstreamStatus":404,"StartUTC":"2025-01-08T13:27:03.200888017Z","RequestPath":"/x?y=1","Duration":1500000}',
+    ),
+    {
+      format: 'json',
+      ip: '1.2.3.4',
+      status: 404,
+      path: '/x',
+      latencyMs: 1.5,
+      ms: Date.parse('2025-01-08T13:27:03.200Z'),
+    },
+  );
+  t.like(
+    parseAccessLine(
+      '203.0.113.7 - - [08/Jan/2025:14:27:03 +0100] "GET /x?y=1 HTTP/2.0" 200 612 "-" "Mozilla (X; Y)" 41 "app@http" "http://10.0.0.5:8080" 2ms',
+    ),
+    {
+      format: 'clf',
+      ip: '203.0.113.7',
+      method: 'GET',
+      path: '/x',
+      status: 200,
+      bytes: 612,
+      router: 'app@http',
+      latencyMs: 2,
+      ms: Date.parse('2025-01-08T13:27:03Z'),
+    },
+  );
+  t.like(parseAccessLine('203.0.113.7 - - [08/Jan/2025:13:27:03 +0000] "GET / HTTP/1.1" 404 - "-" "-"'), {
+    format: 'clf',
+    status: 404,
+    bytes: 0,
+    router: null,
+    latencyMs: null,
+  });
+  t.like(
+    parseAccessLine('203.0.113.7 - - [08/Jan/2025:13:27:03 +0000] "GET / HTTP/1.1" 404 19 "-" "-" 3 "-" "-" 0ms'),
+    { router: null, latencyMs: 0 },
+  );
+  for (const bad of [
+    '',
+    'hello',
+    '{"DownstreamStatus":"200"}',
+    '[1]',
+    '1.2.3.4 - - [99/Foo/2025:13:27:03 +0000] "GET / HTTP/1.1" 200 1 "-" "-"',
+  ]) {
     t.is(parseAccessLine(bad), null, bad);
   }
 });
 
 test('LiveLogDecoder gives the same lines when frames arrive cut at every byte', (t) => {
-  const body = Buffer.concat([frame(1, '2026-01-01T00:00:00Z a\n2026-01-01T00:00:01Z '), frame(2, '2026-01-01T00:00:02Z b\n'), frame(1, 'c\n2026-01-01T00:00:03Z tail')]);
+  const body = Buffer.concat([
+    frame(1, '2026-01-01T00:00:00Z a\n2026-01-01T00:00:01Z '),
+    frame(2, '2026-01-01T00:00:02Z b\n'),
+    frame(1, 'c\n2026-01-01T00:00:03Z tail'),
+  ]);
   const seen: string[] = [];
   const decoder = new LiveLogDecoder(false, (line) => seen.push(`${line.stream}:${line.ts}:${line.line}`));
   for (let i = 0; i < body.length; i++) decoder.push(body.subarray(i, i + 1));
   decoder.end();
-  t.deepEqual(seen, ['stdout:2026-01-01T00:00:00Z:a', 'stderr:2026-01-01T00:00:02Z:b', 'stdout:2026-01-01T00:00:01Z:c', 'stdout:2026-01-01T00:00:03Z:tail']);
+  t.deepEqual(seen, [
+    'stdout:2026-01-01T00:00:00Z:a',
+    'stderr:2026-01-01T00:00:02Z:b',
+    'stdout:2026-01-01T00:00:01Z:c',
+    'stdout:2026-01-01T00:00:03Z:tail',
+  ]);
 });

@@ -9,15 +9,23 @@ import { LogStreamSession, type LogSocket } from '../../plugins/logs/stream-sess
 import type { DockerClient } from '../../plugins/container/docker-client.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const ts = (i: number) => `2030-01-01T00:00:${String(Math.floor(i / 1000)).padStart(2, '0')}.${String(i % 1000).padStart(3, '0')}000000Z`;
-const lines = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, k) => `${ts(from + k)} line ${from + k}\n`).join('');
+const ts = (i: number) =>
+  `2030-01-01T00:00:${String(Math.floor(i / 1000)).padStart(2, '0')}.${String(i % 1000).padStart(3, '0')}000000Z`;
+const lines = (from: number, to: number) =>
+  Array.from({ length: to - from + 1 }, (_, k) => `${ts(from + k)} line ${from + k}\n`).join('');
 
 function fakeSocket() {
   const sent: Record<string, unknown>[] = [];
   const socket: LogSocket = {
     readyState: 1,
-    send(data, callback) { sent.push(JSON.parse(data)); if (callback) setImmediate(callback); },
-    close() {}, terminate() {}, ping() {}, on() {},
+    send(data, callback) {
+      sent.push(JSON.parse(data));
+      if (callback) setImmediate(callback);
+    },
+    close() {},
+    terminate() {},
+    ping() {},
+    on() {},
   };
   return { socket, sent };
 }
@@ -27,7 +35,9 @@ test('a re-attach on container start does not send again what the old stream del
   const first = new PassThrough();
   const second = new PassThrough();
   let releaseSecond!: () => void;
-  const secondReady = new Promise<void>((resolve) => { releaseSecond = resolve; });
+  const secondReady = new Promise<void>((resolve) => {
+    releaseSecond = resolve;
+  });
   const attaches: Record<string, unknown>[] = [];
   const docker = {
     call: (_what: string, work: (signal: AbortSignal) => Promise<unknown>) => work(new AbortController().signal),
@@ -46,8 +56,14 @@ test('a re-attach on container start does not send again what the old stream del
   const { socket, sent } = fakeSocket();
   const noop = () => undefined;
   const session = new LogStreamSession(socket, {
-    docker, target: { id: 'c1', name: 'proxy', tty: true }, tail: 0, stdout: true, stderr: true, bufferLines: 100_000,
-    log: { warn: noop, info: noop, error: noop, debug: noop } as never, pingIntervalMs: 60_000,
+    docker,
+    target: { id: 'c1', name: 'proxy', tty: true },
+    tail: 0,
+    stdout: true,
+    stderr: true,
+    bufferLines: 100_000,
+    log: { warn: noop, info: noop, error: noop, debug: noop } as never,
+    pingIntervalMs: 60_000,
   });
   t.teardown(() => session.stop());
   await session.start();

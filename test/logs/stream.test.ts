@@ -11,12 +11,18 @@ interface Client {
   on(event: 'message', listener: (data: Buffer) => void): void;
   on(event: 'close', listener: (code: number) => void): void;
   on(event: 'open' | 'error', listener: (arg?: unknown) => void): void;
-  on(event: 'unexpected-response', listener: (req: unknown, res: { statusCode: number; on(e: 'data', l: (c: Buffer) => void): void }) => void): void;
+  on(
+    event: 'unexpected-response',
+    listener: (req: unknown, res: { statusCode: number; on(e: 'data', l: (c: Buffer) => void): void }) => void,
+  ): void;
   pause(): void;
   resume(): void;
   close(): void;
 }
-const WebSocket = createRequire(import.meta.url)('ws') as new (url: string, options?: { headers?: Record<string, string> }) => Client;
+const WebSocket = createRequire(import.meta.url)('ws') as new (
+  url: string,
+  options?: { headers?: Record<string, string> },
+) => Client;
 
 const test = anyTest as TestFn<{ engine?: Engine }>;
 const skip = dockerSkipReason();
@@ -30,7 +36,12 @@ test.before(async (t) => {
   const engine = await startEngine();
   t.context.engine = engine;
   const make = async (name: string, script: string) => {
-    const c = await engine.docker.createContainer({ name, Image: TEST_IMAGE, Cmd: ['sh', '-c', script], HostConfig: { NetworkMode: 'none', Init: true } });
+    const c = await engine.docker.createContainer({
+      name,
+      Image: TEST_IMAGE,
+      Cmd: ['sh', '-c', script],
+      HostConfig: { NetworkMode: 'none', Init: true },
+    });
     await c.start();
   };
   await Promise.all([
@@ -42,13 +53,25 @@ test.after.always(async (t) => {
   await t.context.engine?.stop();
 });
 
-async function listening(t: ExecutionContext<{ engine?: Engine }>, config: Record<string, unknown> = {}, withDocker = true): Promise<{ app: FastifyInstance; base: string }> {
+async function listening(
+  t: ExecutionContext<{ engine?: Engine }>,
+  config: Record<string, unknown> = {},
+  withDocker = true,
+): Promise<{ app: FastifyInstance; base: string }> {
   const socket = withDocker ? t.context.engine?.socket : undefined;
-  const app = await build(t, { config: {
-    auth: { mode: 'off' }, ...(socket ? { docker: { host: '', socket } } : {}),
-    logs: { proxy_access_log: '', services: { secengine: 'ws-tick', proxy: 'ws-flood', tunnelapp: 'ws-absent', tunnelgw: 'ws-tick' }, max_scan_bytes: 1 << 20, ws_buffer_lines: 1000 },
-    ...config,
-  } });
+  const app = await build(t, {
+    config: {
+      auth: { mode: 'off' },
+      ...(socket ? { docker: { host: '', socket } } : {}),
+      logs: {
+        proxy_access_log: '',
+        services: { secengine: 'ws-tick', proxy: 'ws-flood', tunnelapp: 'ws-absent', tunnelgw: 'ws-tick' },
+        max_scan_bytes: 1 << 20,
+        ws_buffer_lines: 1000,
+      },
+      ...config,
+    },
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as { port: number };
   return { app, base: `ws://127.0.0.1:${port}` };
@@ -60,18 +83,27 @@ function connect(url: string, headers: Record<string, string> = {}) {
   const messages: Message[] = [];
   const state: { closed?: number; refused?: { status: number; body: string }; open: boolean } = { open: false };
   client.on('message', (data) => messages.push(JSON.parse(data.toString()) as Message));
-  client.on('open', () => { state.open = true; });
-  client.on('close', (code) => { state.closed = code; });
+  client.on('open', () => {
+    state.open = true;
+  });
+  client.on('close', (code) => {
+    state.closed = code;
+  });
   client.on('error', () => undefined);
   client.on('unexpected-response', (_req, res) => {
     let body = '';
-    res.on('data', (chunk) => { body += chunk.toString(); });
-    (res as unknown as { on(e: 'end', l: () => void): void }).on('end', () => { state.refused = { status: res.statusCode, body }; });
+    res.on('data', (chunk) => {
+      body += chunk.toString();
+    });
+    (res as unknown as { on(e: 'end', l: () => void): void }).on('end', () => {
+      state.refused = { status: res.statusCode, body };
+    });
   });
   return { client, messages, state };
 }
 
-const logLines = (messages: Message[], stream?: string) => messages.filter((m) => m.type === 'log' && (!stream || m.stream === stream)).map((m) => m.line as string);
+const logLines = (messages: Message[], stream?: string) =>
+  messages.filter((m) => m.type === 'log' && (!stream || m.stream === stream)).map((m) => m.line as string);
 
 dockerTest('the log stream sends the last tail lines, then live lines', async (t) => {
   const { base } = await listening(t);
@@ -79,8 +111,15 @@ dockerTest('the log stream sends the last tail lines, then live lines', async (t
   t.teardown(() => client.close());
   await waitFor(() => logLines(messages).length >= 5, 15_000);
   const numbers = logLines(messages).map((line) => Number(/^tick (\d+)$/.exec(line)![1]));
-  t.true(numbers.every((n, i) => i === 0 || n === numbers[i - 1] + 1), `consecutive: ${numbers.join(',')}`);
-  t.true(messages.every((m) => m.type === 'log' && m.stream === 'stdout' && typeof m.ts === 'string' && m.truncated === false));
+  t.true(
+    numbers.every((n, i) => i === 0 || n === numbers[i - 1] + 1),
+    `consecutive: ${numbers.join(',')}`,
+  );
+  t.true(
+    messages.every(
+      (m) => m.type === 'log' && m.stream === 'stdout' && typeof m.ts === 'string' && m.truncated === false,
+    ),
+  );
 });
 
 dockerTest('the log stream reports a stop and a start and re-attaches by itself', async (t) => {
@@ -102,10 +141,23 @@ dockerTest('the log stream reports a stop and a start and re-attaches by itself'
 });
 
 dockerTest('a slow client gets a dropped message when its buffer overflows', async (t) => {
-  const { base } = await listening(t, { logs: { proxy_access_log: '', services: { secengine: 'ws-tick', proxy: 'ws-flood', tunnelapp: 'ws-absent', tunnelgw: 'ws-tick' }, max_scan_bytes: 1 << 20, ws_buffer_lines: 10 } });
+  const { base } = await listening(t, {
+    logs: {
+      proxy_access_log: '',
+      services: { secengine: 'ws-tick', proxy: 'ws-flood', tunnelapp: 'ws-absent', tunnelgw: 'ws-tick' },
+      max_scan_bytes: 1 << 20,
+      ws_buffer_lines: 10,
+    },
+  });
   const flood = await t.context.engine!.docker.createContainer({
-    name: 'ws-flood', Image: TEST_IMAGE, HostConfig: { NetworkMode: 'none', Init: true },
-    Cmd: ['sh', '-c', 'i=0; line=$(printf "%0900d" 0); while [ $i -lt 30000 ]; do i=$((i+1)); echo "$i $line"; done; sleep 1000'],
+    name: 'ws-flood',
+    Image: TEST_IMAGE,
+    HostConfig: { NetworkMode: 'none', Init: true },
+    Cmd: [
+      'sh',
+      '-c',
+      'i=0; line=$(printf "%0900d" 0); while [ $i -lt 30000 ]; do i=$((i+1)); echo "$i $line"; done; sleep 1000',
+    ],
   });
   const { client, messages, state } = connect(`${base}/api/logs/stream/proxy?tail=0`);
   t.teardown(() => client.close());
@@ -113,10 +165,16 @@ dockerTest('a slow client gets a dropped message when its buffer overflows', asy
   client.pause();
   await flood.start();
   // the flood is 30000 lines of ~900 bytes, far more than socket buffers hold
-  await waitFor(async () => {
-    const log = await t.context.engine!.docker.getContainer('ws-flood').logs({ stdout: true, tail: 1, follow: false });
-    return log.toString().includes('30000 ');
-  }, 60_000, 200);
+  await waitFor(
+    async () => {
+      const log = await t.context
+        .engine!.docker.getContainer('ws-flood')
+        .logs({ stdout: true, tail: 1, follow: false });
+      return log.toString().includes('30000 ');
+    },
+    60_000,
+    200,
+  );
   client.resume();
   await waitFor(() => logLines(messages).some((l) => l.startsWith('30000 ')), 30_000);
   const dropped = messages.filter((m) => m.type === 'dropped');

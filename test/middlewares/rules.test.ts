@@ -4,8 +4,13 @@ import test from 'ava';
 import { tempDir } from '../helpers/build.ts';
 import { assertClientError, buildApp, call, fakeReferences, snapshot } from './support.ts';
 
-const post = (app: Awaited<ReturnType<typeof buildApp>>, payload: object) => call(app, { method: 'POST', url: '/api/middlewares', payload });
-const crowdsec = { name: 'CrowdSec', type: 'plugin', config: { crowdsec: { enabled: true, crowdsecLapiHost: 'crowdsec:8080' } } };
+const post = (app: Awaited<ReturnType<typeof buildApp>>, payload: object) =>
+  call(app, { method: 'POST', url: '/api/middlewares', payload });
+const crowdsec = {
+  name: 'CrowdSec',
+  type: 'plugin',
+  config: { crowdsec: { enabled: true, crowdsecLapiHost: 'crowdsec:8080' } },
+};
 
 test('plugin config needs exactly one well-formed key', async (t) => {
   const app = await buildApp(t);
@@ -31,29 +36,52 @@ test('a plugin middleware warns when no Traefik static config path is set', asyn
 test('a plugin middleware warns unless its key is declared in the static config (settings.yaml wins)', async (t) => {
   const dir = await tempDir(t);
   const declared = path.join(dir, 'traefik.yml');
-  await writeFile(declared, 'experimental:\n  plugins:\n    crowdsec:\n      moduleName: github.com/maxlerebourg/crowdsec-bouncer-traefik-plugin\n      version: v1.4.4\n  localPlugins:\n    geoblock:\n      moduleName: github.com/PascalMinder/geoblock\n');
+  await writeFile(
+    declared,
+    'experimental:\n  plugins:\n    crowdsec:\n      moduleName: github.com/maxlerebourg/crowdsec-bouncer-traefik-plugin\n      version: v1.4.4\n  localPlugins:\n    geoblock:\n      moduleName: github.com/PascalMinder/geoblock\n',
+  );
   const other = path.join(dir, 'other.yml');
   await writeFile(other, 'entryPoints:\n  web:\n    address: ":80"\n');
   const app = await buildApp(t, { config: { proxy: { static_config_path: declared } } });
   t.deepEqual((await post(app, crowdsec)).body.warnings, []);
-  t.deepEqual((await post(app, { name: 'Geo', type: 'plugin', config: { geoblock: { countries: ['DE'] } } })).body.warnings, []);
+  t.deepEqual(
+    (await post(app, { name: 'Geo', type: 'plugin', config: { geoblock: { countries: ['DE'] } } })).body.warnings,
+    [],
+  );
   const missing = await post(app, { name: 'Mystery', type: 'plugin', config: { mystery: {} } });
   t.is(missing.status, 201);
   t.is(missing.body.warnings.length, 1);
-  t.true(missing.body.warnings[0].includes(`plugin "mystery" is not declared under experimental.plugins or experimental.localPlugins of the Traefik static config ${declared}`));
+  t.true(
+    missing.body.warnings[0].includes(
+      `plugin "mystery" is not declared under experimental.plugins or experimental.localPlugins of the Traefik static config ${declared}`,
+    ),
+  );
 
   await app.settings.update((s) => ({ ...s, proxy_static_config_path: other }));
-  t.regex((await call(app, { method: 'GET', url: '/api/middlewares/crowdsec' })).body.warnings[0], /plugin "crowdsec" is not declared/);
+  t.regex(
+    (await call(app, { method: 'GET', url: '/api/middlewares/crowdsec' })).body.warnings[0],
+    /plugin "crowdsec" is not declared/,
+  );
   // the file is re-read when it changes
-  await writeFile(other, 'experimental:\n  plugins:\n    crowdsec:\n      moduleName: x/y\n    extra: {moduleName: a/b}\n');
+  await writeFile(
+    other,
+    'experimental:\n  plugins:\n    crowdsec:\n      moduleName: x/y\n    extra: {moduleName: a/b}\n',
+  );
   t.deepEqual((await call(app, { method: 'GET', url: '/api/middlewares/crowdsec' })).body.warnings, []);
   await app.settings.update((s) => ({ ...s, proxy_static_config_path: path.join(dir, 'gone.yml') }));
-  t.regex((await call(app, { method: 'GET', url: '/api/middlewares/crowdsec' })).body.warnings[0], /cannot be checked: Traefik static config .*gone\.yml cannot be read/);
+  t.regex(
+    (await call(app, { method: 'GET', url: '/api/middlewares/crowdsec' })).body.warnings[0],
+    /cannot be checked: Traefik static config .*gone\.yml cannot be read/,
+  );
 });
 
 test('ipWhiteList is accepted with a deprecation warning', async (t) => {
   const app = await buildApp(t);
-  const created = await post(app, { name: 'Old allow list', type: 'ipWhiteList', config: { sourceRange: ['10.0.0.0/8'] } });
+  const created = await post(app, {
+    name: 'Old allow list',
+    type: 'ipWhiteList',
+    config: { sourceRange: ['10.0.0.0/8'] },
+  });
   t.is(created.status, 201);
   t.regex(created.body.warnings[0], /ipWhiteList is deprecated/);
 });
@@ -63,7 +91,8 @@ test('chains need 1–50 existing members, accept name@provider and reject cycle
   await post(app, { id: 'headers', name: 'Headers', type: 'headers', config: { frameDeny: true } });
   await post(app, { id: 'limit', name: 'Limit', type: 'rateLimit', config: { average: 10 } });
   const before = await snapshot(app.store.dataDir);
-  const chain = (members: unknown[], extra: object = {}) => post(app, { name: `Chain ${Math.random()}`, type: 'chain', config: { middlewares: members }, ...extra });
+  const chain = (members: unknown[], extra: object = {}) =>
+    post(app, { name: `Chain ${Math.random()}`, type: 'chain', config: { middlewares: members }, ...extra });
   assertClientError(t, await chain([]), 422, 'validation_failed');
   const tooMany = await chain(Array.from({ length: 51 }, () => 'headers'));
   assertClientError(t, tooMany, 422, 'validation_failed');
@@ -79,11 +108,21 @@ test('chains need 1–50 existing members, accept name@provider and reject cycle
 
   t.is((await chain(['headers', 'limit', 'crowdsec@file'], { id: 'inner' })).status, 201);
   t.is((await chain(['inner'], { id: 'outer' })).status, 201);
-  const cycle = await call(app, { method: 'PUT', url: '/api/middlewares/inner', payload: { name: 'Inner', type: 'chain', config: { middlewares: ['headers', 'outer'] } } });
+  const cycle = await call(app, {
+    method: 'PUT',
+    url: '/api/middlewares/inner',
+    payload: { name: 'Inner', type: 'chain', config: { middlewares: ['headers', 'outer'] } },
+  });
   assertClientError(t, cycle, 422, 'validation_failed');
-  t.deepEqual(cycle.body.details, [{ path: '/config/middlewares/1', message: 'creates a cycle: inner → outer → inner' }]);
-  t.deepEqual((await call(app, { method: 'GET', url: '/api/middlewares/headers' })).body.used_by, ['/api/middlewares/inner']);
-  t.deepEqual((await call(app, { method: 'GET', url: '/api/middlewares/inner' })).body.used_by, ['/api/middlewares/outer']);
+  t.deepEqual(cycle.body.details, [
+    { path: '/config/middlewares/1', message: 'creates a cycle: inner → outer → inner' },
+  ]);
+  t.deepEqual((await call(app, { method: 'GET', url: '/api/middlewares/headers' })).body.used_by, [
+    '/api/middlewares/inner',
+  ]);
+  t.deepEqual((await call(app, { method: 'GET', url: '/api/middlewares/inner' })).body.used_by, [
+    '/api/middlewares/outer',
+  ]);
 });
 
 test('DELETE answers 409 in_use while a chain lists the middleware, even with force', async (t) => {
@@ -93,11 +132,17 @@ test('DELETE answers 409 in_use while a chain lists the middleware, even with fo
   const refs = fakeReferences({ headers: ['/api/resources/web'] });
   app.middlewares.addReferenceSource(refs.source);
   const both = await call(app, { method: 'DELETE', url: '/api/middlewares/headers' });
-  t.deepEqual(both.body.details.map((d: { path: string }) => d.path), ['/api/middlewares/secure', '/api/resources/web']);
+  t.deepEqual(
+    both.body.details.map((d: { path: string }) => d.path),
+    ['/api/middlewares/secure', '/api/resources/web'],
+  );
   for (const url of ['/api/middlewares/headers?force=true', '/api/middlewares/headers?force=1']) {
     const refused = await call(app, { method: 'DELETE', url });
     assertClientError(t, refused, 409, 'in_use');
-    t.deepEqual(refused.body.details.map((d: { path: string }) => d.path), ['/api/middlewares/secure']);
+    t.deepEqual(
+      refused.body.details.map((d: { path: string }) => d.path),
+      ['/api/middlewares/secure'],
+    );
   }
   // a refused forced delete leaves the resource assignments alone
   t.deepEqual(refs.removed, []);
@@ -111,11 +156,17 @@ test('reference sources feed used_by; DELETE answers 409 in_use unless force=tru
   await post(app, { id: 'auth', name: 'Auth', type: 'forwardAuth', config: { address: 'http://auth' } });
   const refs = fakeReferences({ auth: ['/api/resources/web', '/api/resources/app'] });
   const unregister = app.middlewares.addReferenceSource(refs.source);
-  t.deepEqual((await call(app, { method: 'GET', url: '/api/middlewares/auth' })).body.used_by, ['/api/resources/app', '/api/resources/web']);
+  t.deepEqual((await call(app, { method: 'GET', url: '/api/middlewares/auth' })).body.used_by, [
+    '/api/resources/app',
+    '/api/resources/web',
+  ]);
   t.deepEqual(app.middlewares.usedBy('auth'), ['/api/resources/app', '/api/resources/web']);
   const refused = await call(app, { method: 'DELETE', url: '/api/middlewares/auth?force=false' });
   assertClientError(t, refused, 409, 'in_use');
-  t.deepEqual(refused.body.details.map((d: { path: string }) => d.path), ['/api/resources/app', '/api/resources/web']);
+  t.deepEqual(
+    refused.body.details.map((d: { path: string }) => d.path),
+    ['/api/resources/app', '/api/resources/web'],
+  );
   t.deepEqual(refs.removed, []);
   t.is((await app.inject({ method: 'DELETE', url: '/api/middlewares/auth?force=true' })).statusCode, 204);
   t.deepEqual(refs.removed, ['auth']);
@@ -129,7 +180,12 @@ test('reference sources feed used_by; DELETE answers 409 in_use unless force=tru
 
 test('middlewaresView gives third-party plugins read-only copies as the API shows them', async (t) => {
   const app = await buildApp(t);
-  const created = await post(app, { id: 'auth', name: 'Auth', type: 'forwardAuth', config: { address: 'http://auth' } });
+  const created = await post(app, {
+    id: 'auth',
+    name: 'Auth',
+    type: 'forwardAuth',
+    config: { address: 'http://auth' },
+  });
   const listed = app.middlewaresView.list();
   t.deepEqual(listed, [created.body]);
   (listed[0].config as { address: string }).address = 'http://evil';

@@ -7,7 +7,10 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import { build, type BuildTestOptions } from '../helpers/build.ts';
 
 /** An app with auth off and, unless asked, no templates (so lists start empty). */
-export function buildApp(t: ExecutionContext, options: BuildTestOptions & { seed?: boolean; config?: Record<string, unknown> } = {}): Promise<FastifyInstance> {
+export function buildApp(
+  t: ExecutionContext,
+  options: BuildTestOptions & { seed?: boolean; config?: Record<string, unknown> } = {},
+): Promise<FastifyInstance> {
   const { seed = false, config = {}, ...rest } = options;
   return build(t, { ...rest, config: { auth: { mode: 'off' }, templates: { seed }, ...config } });
 }
@@ -26,7 +29,10 @@ export async function snapshot(dir: string): Promise<Record<string, string>> {
       if (entry.name.startsWith('.') || entry.name.startsWith('audit.log')) continue;
       const full = path.join(current, entry.name);
       if (entry.isDirectory()) await walk(full);
-      else out[path.relative(dir, full)] = createHash('sha256').update(await readFile(full)).digest('hex');
+      else
+        out[path.relative(dir, full)] = createHash('sha256')
+          .update(await readFile(full))
+          .digest('hex');
     }
   };
   await walk(dir);
@@ -34,14 +40,29 @@ export async function snapshot(dir: string): Promise<Record<string, string>> {
 }
 
 /** Parsed JSON body plus status and headers of an injected request. */
-export async function call(app: FastifyInstance, options: InjectOptions): Promise<{ status: number; body: any; headers: Record<string, unknown> }> {
+export async function call(
+  app: FastifyInstance,
+  options: InjectOptions,
+): Promise<{ status: number; body: any; headers: Record<string, unknown> }> {
   const response = await app.inject(options);
-  return { status: response.statusCode, body: response.body ? JSON.parse(response.body) : undefined, headers: response.headers };
+  return {
+    status: response.statusCode,
+    body: response.body ? JSON.parse(response.body) : undefined,
+    headers: response.headers,
+  };
 }
 
 /** Asserts the standard error body `{id, message}` with a 4xx status. */
-export function assertClientError(t: ExecutionContext, response: { status: number; body: any }, status?: number, id?: string): void {
-  t.true(response.status >= 400 && response.status < 500, `expected a 4xx, got ${response.status} ${JSON.stringify(response.body)}`);
+export function assertClientError(
+  t: ExecutionContext,
+  response: { status: number; body: any },
+  status?: number,
+  id?: string,
+): void {
+  t.true(
+    response.status >= 400 && response.status < 500,
+    `expected a 4xx, got ${response.status} ${JSON.stringify(response.body)}`,
+  );
   if (status !== undefined) t.is(response.status, status, JSON.stringify(response.body));
   t.is(typeof response.body?.id, 'string');
   t.is(typeof response.body?.message, 'string');
@@ -56,7 +77,14 @@ export function fakeReferences(initial: Record<string, string[]>, removable = tr
     removed,
     source: {
       referrers: (id: string) => (refs.get(id) ?? []).map((p) => ({ path: p })),
-      ...(removable ? { removeReferences: async (id: string) => { removed.push(id); refs.delete(id); } } : {}),
+      ...(removable
+        ? {
+            removeReferences: async (id: string) => {
+              removed.push(id);
+              refs.delete(id);
+            },
+          }
+        : {}),
     },
   };
 }

@@ -5,7 +5,12 @@ import { assertClientError, call, createCa, createClient, mtlsApp, mtlsFiles, PA
 type Case = [label: string, request: InjectOptions, status: number, id?: string];
 
 /** Sends each bad request and proves that it answered 4xx `{id, message}` and wrote nothing. */
-async function rejectsAll(t: Parameters<typeof assertClientError>[0], app: FastifyInstance, dataDir: string, cases: Case[]): Promise<void> {
+async function rejectsAll(
+  t: Parameters<typeof assertClientError>[0],
+  app: FastifyInstance,
+  dataDir: string,
+  cases: Case[],
+): Promise<void> {
   const before = await mtlsFiles(dataDir);
   for (const [label, request, status, id] of cases) {
     const r = await call(app, request);
@@ -16,15 +21,40 @@ async function rejectsAll(t: Parameters<typeof assertClientError>[0], app: Fasti
   t.deepEqual(await mtlsFiles(dataDir), before, 'no file written or changed');
 }
 
-const json = (method: 'POST' | 'PUT', url: string, payload: unknown): InjectOptions =>
-  ({ method, url, payload: JSON.stringify(payload), headers: { 'content-type': 'application/json' } });
+const json = (method: 'POST' | 'PUT', url: string, payload: unknown): InjectOptions => ({
+  method,
+  url,
+  payload: JSON.stringify(payload),
+  headers: { 'content-type': 'application/json' },
+});
 
 test('POST /api/mtls/ca rejects bad bodies and queries with 4xx and writes nothing', async (t) => {
   const { app, dataDir } = await mtlsApp(t);
-  const ca = (body: Record<string, unknown>) => json('POST', '/api/mtls/ca', { common_name: 'CA', key_size: 2048, ...body });
+  const ca = (body: Record<string, unknown>) =>
+    json('POST', '/api/mtls/ca', { common_name: 'CA', key_size: 2048, ...body });
   await rejectsAll(t, app, dataDir, [
-    ['malformed JSON', { method: 'POST', url: '/api/mtls/ca', payload: '{"common_name":', headers: { 'content-type': 'application/json' } }, 400, 'invalid_json'],
-    ['not JSON', { method: 'POST', url: '/api/mtls/ca', payload: 'common_name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, 415, 'unsupported_media_type'],
+    [
+      'malformed JSON',
+      {
+        method: 'POST',
+        url: '/api/mtls/ca',
+        payload: '{"common_name":',
+        headers: { 'content-type': 'application/json' },
+      },
+      400,
+      'invalid_json',
+    ],
+    [
+      'not JSON',
+      {
+        method: 'POST',
+        url: '/api/mtls/ca',
+        payload: 'common_name=x',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      },
+      415,
+      'unsupported_media_type',
+    ],
     ['no body', { method: 'POST', url: '/api/mtls/ca' }, 422],
     ['array body', json('POST', '/api/mtls/ca', [{ common_name: 'CA' }]), 422],
     ['common_name missing', json('POST', '/api/mtls/ca', { key_size: 2048 }), 422],
@@ -51,9 +81,15 @@ test('client routes reject bad bodies, queries and ids with 4xx and write nothin
   const { app, dataDir } = await mtlsApp(t);
   await createCa(t, app);
   await createClient(t, app, { name: 'Existing' });
-  const client = (body: Record<string, unknown>) => json('POST', '/api/mtls/clients', { name: 'New', p12_password: PASSWORD, key_size: 2048, ...body });
+  const client = (body: Record<string, unknown>) =>
+    json('POST', '/api/mtls/clients', { name: 'New', p12_password: PASSWORD, key_size: 2048, ...body });
   await rejectsAll(t, app, dataDir, [
-    ['malformed JSON', { method: 'POST', url: '/api/mtls/clients', payload: '{name', headers: { 'content-type': 'application/json' } }, 400, 'invalid_json'],
+    [
+      'malformed JSON',
+      { method: 'POST', url: '/api/mtls/clients', payload: '{name', headers: { 'content-type': 'application/json' } },
+      400,
+      'invalid_json',
+    ],
     ['name missing', json('POST', '/api/mtls/clients', { p12_password: PASSWORD }), 422],
     ['password missing', json('POST', '/api/mtls/clients', { name: 'x' }), 422],
     ['p12_password 7 chars', client({ p12_password: '1234567' }), 422],
@@ -76,13 +112,28 @@ test('client routes reject bad bodies, queries and ids with 4xx and write nothin
     ['bad id pattern', { url: '/api/mtls/clients/Bad_Id' }, 422],
     ['download unknown', { url: '/api/mtls/clients/ghost/download' }, 404, 'not_found'],
     ['revoke unknown', { method: 'PUT', url: '/api/mtls/clients/ghost/revoke' }, 404, 'not_found'],
-    ['revoke stale If-Match', { method: 'PUT', url: '/api/mtls/clients/existing/revoke', headers: { 'if-match': '"0000"' } }, 412, 'precondition_failed'],
+    [
+      'revoke stale If-Match',
+      { method: 'PUT', url: '/api/mtls/clients/existing/revoke', headers: { 'if-match': '"0000"' } },
+      412,
+      'precondition_failed',
+    ],
     ['delete unknown', { method: 'DELETE', url: '/api/mtls/clients/ghost' }, 404, 'not_found'],
-    ['delete stale If-Match', { method: 'DELETE', url: '/api/mtls/clients/existing', headers: { 'if-match': '"0000"' } }, 412, 'precondition_failed'],
+    [
+      'delete stale If-Match',
+      { method: 'DELETE', url: '/api/mtls/clients/existing', headers: { 'if-match': '"0000"' } },
+      412,
+      'precondition_failed',
+    ],
     ['crl format', { url: '/api/mtls/crl?format=xml' }, 422],
     ['delete CA force not a boolean', { method: 'DELETE', url: '/api/mtls/ca?force=maybe' }, 422],
     ['delete CA with clients', { method: 'DELETE', url: '/api/mtls/ca' }, 409, 'in_use'],
-    ['enable stale If-Match', { method: 'PUT', url: '/api/mtls/enable', headers: { 'if-match': '"0000"' } }, 412, 'precondition_failed'],
+    [
+      'enable stale If-Match',
+      { method: 'PUT', url: '/api/mtls/enable', headers: { 'if-match': '"0000"' } },
+      412,
+      'precondition_failed',
+    ],
   ]);
   t.is((await call(app, { url: '/api/mtls/clients' })).body.length, 1);
 });
@@ -91,7 +142,17 @@ test('PUT /api/mtls/middleware/config rejects bad values with 422 and writes not
   const { app, dataDir } = await mtlsApp(t);
   const put = (payload: unknown) => json('PUT', '/api/mtls/middleware/config', payload);
   await rejectsAll(t, app, dataDir, [
-    ['malformed JSON', { method: 'PUT', url: '/api/mtls/middleware/config', payload: '[', headers: { 'content-type': 'application/json' } }, 400, 'invalid_json'],
+    [
+      'malformed JSON',
+      {
+        method: 'PUT',
+        url: '/api/mtls/middleware/config',
+        payload: '[',
+        headers: { 'content-type': 'application/json' },
+      },
+      400,
+      'invalid_json',
+    ],
     ['rules not an array', put({ rules: 'nope' }), 422],
     ['rules JSON text not parsable', put({ rules: '[{"type":' }), 422],
     ['rule type unknown', put({ rules: [{ type: 'everything' }] }), 422],

@@ -4,7 +4,17 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import forge from 'node-forge';
 import {
-  assertClientError, call, certificateFromP12, createCa, createClient, downloadP12, handshake, handshakeServer, mtlsApp, mtlsFiles, PASSWORD,
+  assertClientError,
+  call,
+  certificateFromP12,
+  createCa,
+  createClient,
+  downloadP12,
+  handshake,
+  handshakeServer,
+  mtlsApp,
+  mtlsFiles,
+  PASSWORD,
 } from './support.ts';
 
 test('a downloaded PKCS#12 passes a real TLS handshake against our CA; a client without a certificate is refused', async (t) => {
@@ -24,7 +34,9 @@ test('a downloaded PKCS#12 passes a real TLS handshake against our CA; a client 
   const without = await handshake(server.port);
   t.is(without.greeting, null);
   t.truthy(without.error);
-  const wrongPassword = await handshake(server.port, { pfx: p12, passphrase: 'not the password' }).catch((err: Error) => ({ greeting: null, error: err.message }));
+  const wrongPassword = await handshake(server.port, { pfx: p12, passphrase: 'not the password' }).catch(
+    (err: Error) => ({ greeting: null, error: err.message }),
+  );
   t.is(wrongPassword.greeting, null);
   t.deepEqual(server.accepted, ['Zoë’s Laptop'], 'only the certificate holder got through');
 });
@@ -33,7 +45,14 @@ test('the legacy (3DES) PKCS#12 also works, and the certificate has the profile 
   const { app, dataDir } = await mtlsApp(t);
   const ca = await createCa(t, app, { organization: 'Acme', country: 'FR' });
   const client = await createClient(t, app, { name: 'Old Phone', legacy_p12: true, validity_days: 10 });
-  t.like(client, { name: 'Old Phone', subject: 'CN=Old Phone,O=Acme,C=FR', revoked: false, revoked_at: null, legacy_p12: true, warnings: [] });
+  t.like(client, {
+    name: 'Old Phone',
+    subject: 'CN=Old Phone,O=Acme,C=FR',
+    revoked: false,
+    revoked_at: null,
+    legacy_p12: true,
+    warnings: [],
+  });
   t.is(Date.parse(client.expiry) - Date.parse(client.not_before), 10 * 86_400_000);
   const p12 = await downloadP12(t, app, client.id);
   // 3DES shrouded key bag
@@ -44,7 +63,11 @@ test('the legacy (3DES) PKCS#12 also works, and the certificate has the profile 
 
   const pem = certificateFromP12(p12);
   const cert = forge.pki.certificateFromPem(pem);
-  t.like(cert.getExtension('keyUsage') as object, { digitalSignature: true, keyEncipherment: true, keyCertSign: false });
+  t.like(cert.getExtension('keyUsage') as object, {
+    digitalSignature: true,
+    keyEncipherment: true,
+    keyCertSign: false,
+  });
   const eku = cert.getExtension('extKeyUsage') as { clientAuth?: boolean; serverAuth?: boolean };
   t.true(eku.clientAuth);
   t.falsy(eku.serverAuth);
@@ -66,7 +89,9 @@ const oidBytes = (oid: string) => Buffer.from(forge.asn1.oidToDer(oid).getBytes(
 test('client files: metadata YAML 0644, key and PKCS#12 0600, no password anywhere; GET returns the PEM, ETag and 304', async (t) => {
   const { app, dataDir } = await mtlsApp(t);
   const handEdits: string[] = [];
-  app.store.onAnyChange((event) => { if (event.source === 'file') handEdits.push(`${event.collection}/${event.id}`); });
+  app.store.onAnyChange((event) => {
+    if (event.source === 'file') handEdits.push(`${event.collection}/${event.id}`);
+  });
   await createCa(t, app);
   const client = await createClient(t, app, { name: 'Desk', id: 'desk-1' });
   await app.store.settle();
@@ -84,7 +109,10 @@ test('client files: metadata YAML 0644, key and PKCS#12 0600, no password anywhe
   t.is(one.status, 200);
   t.is(one.body.cert, await readFile(path.join(dataDir, 'mtls', 'clients', 'desk-1.crt'), 'utf8'));
   t.is(one.headers.etag, `"${client.etag}"`);
-  t.is((await call(app, { url: '/api/mtls/clients/desk-1', headers: { 'if-none-match': `W/"${client.etag}"` } })).status, 304);
+  t.is(
+    (await call(app, { url: '/api/mtls/clients/desk-1', headers: { 'if-none-match': `W/"${client.etag}"` } })).status,
+    304,
+  );
   const download = await app.inject({ url: '/api/mtls/clients/desk-1/download' });
   t.is(download.headers['content-type'], 'application/x-pkcs12');
   t.is(download.headers['content-disposition'], 'attachment; filename="desk-1.p12"');
@@ -93,7 +121,16 @@ test('client files: metadata YAML 0644, key and PKCS#12 0600, no password anywhe
 
 test('GET /api/mtls/clients lists newest first with paging; ids and names are unique; no CA → 409 conflict', async (t) => {
   const { app } = await mtlsApp(t);
-  assertClientError(t, await call(app, { method: 'POST', url: '/api/mtls/clients', payload: { name: 'Early', p12_password: PASSWORD, key_size: 2048 } }), 409, 'conflict');
+  assertClientError(
+    t,
+    await call(app, {
+      method: 'POST',
+      url: '/api/mtls/clients',
+      payload: { name: 'Early', p12_password: PASSWORD, key_size: 2048 },
+    }),
+    409,
+    'conflict',
+  );
   await createCa(t, app, { validity_days: 7300 });
   const names = ['First', 'Second', 'Third'];
   for (const name of names) await createClient(t, app, { name });
@@ -101,13 +138,34 @@ test('GET /api/mtls/clients lists newest first with paging; ids and names are un
   t.is(all.headers['x-total-count'], '3');
   const created = all.body.map((c: { created_at: string }) => c.created_at);
   t.deepEqual(created, [...created].sort().reverse(), 'newest first');
-  t.deepEqual(all.body.map((c: { id: string }) => c.id), ['third', 'second', 'first']);
+  t.deepEqual(
+    all.body.map((c: { id: string }) => c.id),
+    ['third', 'second', 'first'],
+  );
   const page = await call(app, { url: '/api/mtls/clients?page=2&page_size=2' });
   t.is(page.body.length, 1);
   t.regex(String(page.headers.link), /rel="prev"/);
 
-  assertClientError(t, await call(app, { method: 'POST', url: '/api/mtls/clients', payload: { name: 'first', p12_password: PASSWORD, key_size: 2048 } }), 409, 'already_exists');
-  assertClientError(t, await call(app, { method: 'POST', url: '/api/mtls/clients', payload: { id: 'second', name: 'Other', p12_password: PASSWORD, key_size: 2048 } }), 409, 'already_exists');
+  assertClientError(
+    t,
+    await call(app, {
+      method: 'POST',
+      url: '/api/mtls/clients',
+      payload: { name: 'first', p12_password: PASSWORD, key_size: 2048 },
+    }),
+    409,
+    'already_exists',
+  );
+  assertClientError(
+    t,
+    await call(app, {
+      method: 'POST',
+      url: '/api/mtls/clients',
+      payload: { id: 'second', name: 'Other', p12_password: PASSWORD, key_size: 2048 },
+    }),
+    409,
+    'already_exists',
+  );
   // a derived id that is taken gets a suffix
   const derived = await createClient(t, app, { name: 'First!' });
   t.is(derived.id, 'first-2');
@@ -126,8 +184,20 @@ test('PUT /revoke marks the client revoked (repeat is a no-op), download then an
   const { app, dataDir } = await mtlsApp(t);
   await createCa(t, app);
   const client = await createClient(t, app);
-  assertClientError(t, await call(app, { method: 'PUT', url: `/api/mtls/clients/${client.id}/revoke`, headers: { 'if-match': '"stale"' } }), 412);
-  const revoked = await call(app, { method: 'PUT', url: `/api/mtls/clients/${client.id}/revoke`, headers: { 'if-match': `"${client.etag}"` } });
+  assertClientError(
+    t,
+    await call(app, {
+      method: 'PUT',
+      url: `/api/mtls/clients/${client.id}/revoke`,
+      headers: { 'if-match': '"stale"' },
+    }),
+    412,
+  );
+  const revoked = await call(app, {
+    method: 'PUT',
+    url: `/api/mtls/clients/${client.id}/revoke`,
+    headers: { 'if-match': `"${client.etag}"` },
+  });
   t.is(revoked.status, 200);
   t.true(revoked.body.revoked);
   t.regex(revoked.body.revoked_at, /Z$/);

@@ -6,14 +6,30 @@ import forge from 'node-forge';
 import { CrlSchedule } from '../../plugins/mtls/crl.ts';
 import { waitFor } from '../helpers/wait.ts';
 import {
-  call, certificateFromP12, createCa, createClient, downloadP12, forwardedHeader, handshake, handshakeServer, hasOpenssl, mtlsApp,
-  opensslCrlText, parseCrl, PASSWORD, serverIdentity,
+  call,
+  certificateFromP12,
+  createCa,
+  createClient,
+  downloadP12,
+  forwardedHeader,
+  handshake,
+  handshakeServer,
+  hasOpenssl,
+  mtlsApp,
+  opensslCrlText,
+  parseCrl,
+  PASSWORD,
+  serverIdentity,
 } from './support.ts';
 
 if (!hasOpenssl) console.warn('openssl not found: CRLs are checked with the ASN.1 parser only');
 
 const verify = (app: Parameters<typeof call>[0], header?: string, method: 'GET' | 'POST' = 'GET') =>
-  call(app, { method, url: '/api/mtls/verify', headers: header === undefined ? {} : { 'x-forwarded-tls-client-cert': header } });
+  call(app, {
+    method,
+    url: '/api/mtls/verify',
+    headers: header === undefined ? {} : { 'x-forwarded-tls-client-cert': header },
+  });
 
 test('revoking re-signs the CRL with the serial (CRL number + 1); openssl verifies it against the CA', async (t) => {
   const { app, dataDir } = await mtlsApp(t);
@@ -32,8 +48,15 @@ test('revoking re-signs the CRL with the serial (CRL number + 1); openssl verifi
   t.deepEqual(after.serials, [gone.serial.replace(/^0+/, '')]);
   t.false(after.serials.includes(kept.serial));
   const config = (await call(app, { url: '/api/mtls/config' })).body;
-  t.is(Math.floor(Date.parse(config.crl_next_update) / 1000), after.nextUpdate.getTime() / 1000, 'CRL times hold whole seconds');
-  t.true(Math.abs(after.nextUpdate.getTime() - Date.now() - 7 * 86_400_000) < 120_000, 'nextUpdate = now + crl_validity_days');
+  t.is(
+    Math.floor(Date.parse(config.crl_next_update) / 1000),
+    after.nextUpdate.getTime() / 1000,
+    'CRL times hold whole seconds',
+  );
+  t.true(
+    Math.abs(after.nextUpdate.getTime() - Date.now() - 7 * 86_400_000) < 120_000,
+    'nextUpdate = now + crl_validity_days',
+  );
 
   const text = await opensslCrlText(crlFile, caFile);
   if (text !== null) {
@@ -80,13 +103,27 @@ test('/api/mtls/verify: 403 forbidden with the reject message for a revoked cert
   // before the revocation every certificate passes
   t.is((await verify(app, forwardedHeader(badPem))).status, 200);
   await call(app, { method: 'PUT', url: `/api/mtls/clients/${bad.id}/revoke` });
-  await call(app, { method: 'PUT', url: '/api/mtls/middleware/config', payload: { reject_message: 'Certificate revoked, ask IT' } });
+  await call(app, {
+    method: 'PUT',
+    url: '/api/mtls/middleware/config',
+    payload: { reject_message: 'Certificate revoked, ask IT' },
+  });
 
   const refused = await verify(app, forwardedHeader(badPem));
   t.is(refused.status, 403);
   t.deepEqual(refused.body, { id: 'forbidden', message: 'Certificate revoked, ask IT' });
   // any method (forwardAuth may preserve the request's), a body of any type, URL-escaped (Traefik v2) or full PEM
-  t.is((await app.inject({ method: 'POST', url: '/api/mtls/verify', headers: { 'x-forwarded-tls-client-cert': forwardedHeader(badPem), 'content-type': 'text/plain' }, payload: 'x' })).statusCode, 403);
+  t.is(
+    (
+      await app.inject({
+        method: 'POST',
+        url: '/api/mtls/verify',
+        headers: { 'x-forwarded-tls-client-cert': forwardedHeader(badPem), 'content-type': 'text/plain' },
+        payload: 'x',
+      })
+    ).statusCode,
+    403,
+  );
   t.is((await verify(app, encodeURIComponent(forwardedHeader(badPem)))).status, 403);
   t.is((await verify(app, badPem)).status, 403);
   // the revoked one inside a chain (leaf, CA)
@@ -131,7 +168,10 @@ test('a client file deleted by hand is revoked like an API delete: serial into t
   const client = await createClient(t, app, { name: 'Handy' });
   await rm(path.join(dataDir, 'mtls', 'clients', `${client.id}.yaml`));
   const crlFile = path.join(dataDir, 'mtls', 'crl.pem');
-  await waitFor(async () => parseCrl(await readFile(crlFile, 'utf8')).serials.includes(client.serial.replace(/^0+/, '')), 5000);
+  await waitFor(
+    async () => parseCrl(await readFile(crlFile, 'utf8')).serials.includes(client.serial.replace(/^0+/, '')),
+    5000,
+  );
   await app.store.settle();
   t.is((await call(app, { url: '/api/mtls/config' })).body.client_count, 0);
   const left = (kind: string) => existsSync(path.join(dataDir, 'mtls', 'clients', `${client.id}.${kind}`));
@@ -149,7 +189,13 @@ test('/api/mtls/verify is public in every auth mode, the other mTLS routes are c
 
 test('CrlSchedule re-signs once the interval after the last signing has passed, and never after close()', async (t) => {
   let signed = 0;
-  const schedule = new CrlSchedule(async () => { signed += 1; }, 50, (err) => t.fail(String(err)));
+  const schedule = new CrlSchedule(
+    async () => {
+      signed += 1;
+    },
+    50,
+    (err) => t.fail(String(err)),
+  );
   const now = new Date();
   schedule.arm(new Date(now.getTime() - 60), now); // overdue: at once
   await waitFor(() => signed === 1, 2000);
@@ -159,7 +205,13 @@ test('CrlSchedule re-signs once the interval after the last signing has passed, 
   schedule.close();
   schedule.arm(new Date(0), new Date());
   let witness = 0;
-  const other = new CrlSchedule(async () => { witness += 1; }, 50, (err) => t.fail(String(err)));
+  const other = new CrlSchedule(
+    async () => {
+      witness += 1;
+    },
+    50,
+    (err) => t.fail(String(err)),
+  );
   other.arm(new Date(0), new Date());
   await waitFor(() => witness === 1, 2000);
   t.is(signed, 2);
@@ -175,14 +227,28 @@ function foreignCertificate(serial: string): string {
   return forge.pki.certificateToPem(cert);
 }
 
-test('/api/mtls/verify, called by Traefik for someone else\'s request: never audited, and the client\'s Accept version is not judged', async (t) => {
+test("/api/mtls/verify, called by Traefik for someone else's request: never audited, and the client's Accept version is not judged", async (t) => {
   const { app, dataDir } = await mtlsApp(t, { audit: { enabled: true } });
-  const asForwarded = await app.inject({ method: 'POST', url: '/api/mtls/verify', headers: { accept: 'application/json; version=2', 'content-type': 'text/plain' }, payload: 'form data' });
+  const asForwarded = await app.inject({
+    method: 'POST',
+    url: '/api/mtls/verify',
+    headers: { accept: 'application/json; version=2', 'content-type': 'text/plain' },
+    payload: 'form data',
+  });
   t.is(asForwarded.statusCode, 200, asForwarded.body);
   // the same Accept on one of our own routes is refused, and a write there is audited
-  t.is((await app.inject({ url: '/api/mtls/config', headers: { accept: 'application/json; version=2' } })).statusCode, 406);
+  t.is(
+    (await app.inject({ url: '/api/mtls/config', headers: { accept: 'application/json; version=2' } })).statusCode,
+    406,
+  );
   t.is((await app.inject({ method: 'PUT', url: '/api/mtls/disable' })).statusCode, 200);
   await app.audit.flush();
-  const lines = (await readFile(path.join(dataDir, 'audit.log'), 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as { path: string });
-  t.deepEqual(lines.map((line) => line.path), ['/api/mtls/disable']);
+  const lines = (await readFile(path.join(dataDir, 'audit.log'), 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { path: string });
+  t.deepEqual(
+    lines.map((line) => line.path),
+    ['/api/mtls/disable'],
+  );
 });

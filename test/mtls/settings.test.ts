@@ -18,7 +18,10 @@ test('GET /api/mtls/middleware/config answers the defaults; PUT replaces everyth
   const initial = await call(app, { url: '/api/mtls/middleware/config' });
   t.deepEqual(initial.body, DEFAULTS);
   const full = {
-    rules: [{ type: 'ipRange', ranges: ['192.0.2.0/24'] }, { type: 'anyOf', rules: [{ type: 'header', headers: { 'X-A': 'b' } }] }],
+    rules: [
+      { type: 'ipRange', ranges: ['192.0.2.0/24'] },
+      { type: 'anyOf', rules: [{ type: 'header', headers: { 'X-A': 'b' } }] },
+    ],
     request_headers: { 'X-Client-CN': '{{.Cert.Subject.CommonName}}' },
     reject_message: 'Go away',
     reject_code: 401,
@@ -36,13 +39,24 @@ test('GET /api/mtls/middleware/config answers the defaults; PUT replaces everyth
   const partial = await call(app, { method: 'PUT', url: '/api/mtls/middleware/config', payload: { reject_code: 451 } });
   t.deepEqual(partial.body, { ...DEFAULTS, reject_code: 451 });
   // If-Match against the mTLS config ETag
-  assertClientError(t, await call(app, { method: 'PUT', url: '/api/mtls/middleware/config', payload: {}, headers: { 'if-match': `"${etag}"` } }), 412);
+  assertClientError(
+    t,
+    await call(app, {
+      method: 'PUT',
+      url: '/api/mtls/middleware/config',
+      payload: {},
+      headers: { 'if-match': `"${etag}"` },
+    }),
+    412,
+  );
 });
 
 test('PUT /api/mtls/middleware/config accepts JSON text for rules and request_headers, mtls_* names and integer seconds', async (t) => {
   const { app } = await mtlsApp(t);
   const r = await call(app, {
-    method: 'PUT', url: '/api/mtls/middleware/config', payload: {
+    method: 'PUT',
+    url: '/api/mtls/middleware/config',
+    payload: {
       rules: '[{"type":"header","headers":{"X-A":"b"}}]',
       request_headers: '{"X-Cert":"{{.Cert.Subject.CommonName}}"}',
       refresh_interval: 60,
@@ -59,8 +73,16 @@ test('PUT /api/mtls/middleware/config accepts JSON text for rules and request_he
     refresh_interval: '60s',
     external_data: { k: 1 },
   });
-  t.is((await call(app, { method: 'PUT', url: '/api/mtls/middleware/config', payload: { mtls_refresh_interval: '120' } })).body.refresh_interval, '120s');
-  t.is((await call(app, { method: 'PUT', url: '/api/mtls/middleware/config', payload: { refresh_interval: null } })).body.refresh_interval, '300s');
+  t.is(
+    (await call(app, { method: 'PUT', url: '/api/mtls/middleware/config', payload: { mtls_refresh_interval: '120' } }))
+      .body.refresh_interval,
+    '120s',
+  );
+  t.is(
+    (await call(app, { method: 'PUT', url: '/api/mtls/middleware/config', payload: { refresh_interval: null } })).body
+      .refresh_interval,
+    '300s',
+  );
 });
 
 test('GET /api/mtls/plugin/check: path unset, file missing, plugin found by module name and by key', async (t) => {
@@ -72,13 +94,34 @@ test('GET /api/mtls/plugin/check: path unset, file missing, plugin found by modu
 
   t.deepEqual(await check(), { ...absent, static_config_path: staticPath }, 'file missing');
 
-  await writeFile(staticPath, 'experimental:\n  plugins:\n    certs:\n      moduleName: github.com/SmerschJohann/mtlswhitelist\n      version: v0.3.4\n');
-  t.deepEqual(await check(), { installed: true, plugin_name: 'mtlswhitelist', key: 'certs', module_name: 'github.com/SmerschJohann/mtlswhitelist', version: 'v0.3.4', static_config_path: staticPath });
+  await writeFile(
+    staticPath,
+    'experimental:\n  plugins:\n    certs:\n      moduleName: github.com/SmerschJohann/mtlswhitelist\n      version: v0.3.4\n',
+  );
+  t.deepEqual(await check(), {
+    installed: true,
+    plugin_name: 'mtlswhitelist',
+    key: 'certs',
+    module_name: 'github.com/SmerschJohann/mtlswhitelist',
+    version: 'v0.3.4',
+    static_config_path: staticPath,
+  });
 
-  await writeFile(staticPath, '# by key\nexperimental:\n  plugins:\n    MTLSWhitelist:\n      moduleName: example.com/fork/whitelist\n      version: v1.0.0\n    bouncer:\n      moduleName: github.com/maxlerebourg/crowdsec-bouncer-traefik-plugin\n      version: v1.4.2\n');
-  t.like(await check(), { installed: true, key: 'MTLSWhitelist', module_name: 'example.com/fork/whitelist', version: 'v1.0.0' });
+  await writeFile(
+    staticPath,
+    '# by key\nexperimental:\n  plugins:\n    MTLSWhitelist:\n      moduleName: example.com/fork/whitelist\n      version: v1.0.0\n    bouncer:\n      moduleName: github.com/maxlerebourg/crowdsec-bouncer-traefik-plugin\n      version: v1.4.2\n',
+  );
+  t.like(await check(), {
+    installed: true,
+    key: 'MTLSWhitelist',
+    module_name: 'example.com/fork/whitelist',
+    version: 'v1.0.0',
+  });
 
-  await writeFile(staticPath, 'experimental:\n  localPlugins:\n    mtlswhitelist:\n      moduleName: github.com/smerschjohann/mtlswhitelist\n');
+  await writeFile(
+    staticPath,
+    'experimental:\n  localPlugins:\n    mtlswhitelist:\n      moduleName: github.com/smerschjohann/mtlswhitelist\n',
+  );
   t.like(await check(), { installed: false }, 'only experimental.plugins counts');
 
   await writeFile(staticPath, 'experimental: [unbalanced');
@@ -95,7 +138,15 @@ test('the OpenAPI document describes the mTLS routes', async (t) => {
   const { app } = await mtlsApp(t);
   const doc = await call(app, { url: '/api/openapi.json' });
   t.is(doc.status, 200);
-  for (const route of ['/api/mtls/config', '/api/mtls/ca', '/api/mtls/clients', '/api/mtls/clients/{id}', '/api/mtls/clients/{id}/download', '/api/mtls/crl', '/api/mtls/verify']) {
+  for (const route of [
+    '/api/mtls/config',
+    '/api/mtls/ca',
+    '/api/mtls/clients',
+    '/api/mtls/clients/{id}',
+    '/api/mtls/clients/{id}/download',
+    '/api/mtls/crl',
+    '/api/mtls/verify',
+  ]) {
     t.truthy(doc.body.paths[route], route);
   }
   t.truthy(doc.body.paths['/api/mtls/clients'].post.responses['201']);

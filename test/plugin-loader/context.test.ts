@@ -23,7 +23,11 @@ test('errors.create prefixes the id with the plugin name and keeps status and de
   const app = await buildWithPlugins(t, { plugins: ['hello', 'probe'] });
   const res = await app.inject({ method: 'GET', url: '/api/ext/probe/teapot' });
   t.is(res.statusCode, 418);
-  t.deepEqual(res.json(), { id: 'probe.teapot', message: 'short and stout', details: [{ path: '/pot', message: 'is a teapot' }] });
+  t.deepEqual(res.json(), {
+    id: 'probe.teapot',
+    message: 'short and stout',
+    details: [{ path: '/pot', message: 'is a teapot' }],
+  });
 });
 
 test('an error thrown later by a plugin route is an ordinary 500 that hides its text', async (t) => {
@@ -57,7 +61,9 @@ test('a store key that is not a valid file name answers 422 and writes nothing',
 test('plugin routes are class operations whatever they declare, and keep their own config.role', async (t) => {
   const app = await buildWithPlugins(t, { plugins: ['hello', 'probe'] });
   t.like((await app.inject({ method: 'GET', url: '/api/ext/probe/config' })).json(), { route: { auth: 'operations' } });
-  t.like((await app.inject({ method: 'POST', url: '/api/ext/probe/admin-only' })).json(), { route: { auth: 'operations', role: 'admin' } });
+  t.like((await app.inject({ method: 'POST', url: '/api/ext/probe/admin-only' })).json(), {
+    route: { auth: 'operations', role: 'admin' },
+  });
 });
 
 test('in auth mode ops plugin routes need a token: viewer reads, operator writes, config.role admin needs admin', async (t) => {
@@ -67,15 +73,35 @@ test('in auth mode ops plugin routes need a token: viewer reads, operator writes
     if (created === 'exists') throw new Error(`token ${name} exists`);
     return { authorization: `Bearer ${created.token}` };
   };
-  const [viewer, operator, admin] = [await token('v', 'viewer'), await token('o', 'operator'), await token('a', 'admin')];
+  const [viewer, operator, admin] = [
+    await token('v', 'viewer'),
+    await token('o', 'operator'),
+    await token('a', 'admin'),
+  ];
 
   t.is((await app.inject({ method: 'GET', url: '/api/ext/hello/greeting' })).statusCode, 401);
   t.is((await app.inject({ method: 'GET', url: '/api/ext/hello/greeting', headers: viewer })).statusCode, 200);
-  t.is((await app.inject({ method: 'POST', url: '/api/ext/hello/notes', payload: { text: 'x' }, headers: viewer })).statusCode, 403);
-  t.is((await app.inject({ method: 'POST', url: '/api/ext/hello/notes', payload: { text: 'x' }, headers: operator })).statusCode, 201);
-  t.is((await app.inject({ method: 'POST', url: '/api/ext/probe/admin-only' })).statusCode, 401, 'a route declaring auth: public is not public');
+  t.is(
+    (await app.inject({ method: 'POST', url: '/api/ext/hello/notes', payload: { text: 'x' }, headers: viewer }))
+      .statusCode,
+    403,
+  );
+  t.is(
+    (await app.inject({ method: 'POST', url: '/api/ext/hello/notes', payload: { text: 'x' }, headers: operator }))
+      .statusCode,
+    201,
+  );
+  t.is(
+    (await app.inject({ method: 'POST', url: '/api/ext/probe/admin-only' })).statusCode,
+    401,
+    'a route declaring auth: public is not public',
+  );
   t.is((await app.inject({ method: 'POST', url: '/api/ext/probe/admin-only', headers: operator })).statusCode, 403);
   t.is((await app.inject({ method: 'POST', url: '/api/ext/probe/admin-only', headers: admin })).statusCode, 200);
-  t.is((await app.inject({ method: 'GET', url: '/api/system/plugins' })).statusCode, 401, 'the report is class operations too');
+  t.is(
+    (await app.inject({ method: 'GET', url: '/api/system/plugins' })).statusCode,
+    401,
+    'the report is class operations too',
+  );
   t.is((await app.inject({ method: 'GET', url: '/api/system/plugins', headers: viewer })).statusCode, 200);
 });

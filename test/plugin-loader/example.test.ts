@@ -24,7 +24,11 @@ test('the example plugin gets the defaults of its config_schema when plugins.con
 test('notes are created, listed, read and deleted through the store as YAML files under data/ext/hello', async (t) => {
   const dataDir = path.join(await tempDir(t), 'data');
   const app = await buildWithPlugins(t, { plugins: ['hello'], dataDir });
-  const created = await app.inject({ method: 'POST', url: '/api/ext/hello/notes', payload: { text: 'rotate the CrowdSec key' } });
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/ext/hello/notes',
+    payload: { text: 'rotate the CrowdSec key' },
+  });
   t.is(created.statusCode, 201);
   const note = created.json();
   t.regex(note.id, /^note-[0-9a-f]{8}$/);
@@ -51,7 +55,9 @@ test('POST /api/ext/hello/notes with an invalid body answers 422 and writes noth
   const res = await app.inject({ method: 'POST', url: '/api/ext/hello/notes', payload: { text: '' } });
   t.is(res.statusCode, 422);
   t.is(res.json().id, 'validation_failed');
-  t.deepEqual(res.json().details, [{ path: '/text', message: 'must NOT have fewer than 1 characters (received 0 characters)' }]);
+  t.deepEqual(res.json().details, [
+    { path: '/text', message: 'must NOT have fewer than 1 characters (received 0 characters)' },
+  ]);
   t.is((await app.inject({ method: 'GET', url: '/api/ext/hello/notes' })).json().length, 0);
   t.deepEqual(await readdir(path.join(dataDir, 'ext', 'hello')).catch(() => []), []);
 });
@@ -71,7 +77,15 @@ test('GET /api/system/plugins reports a loaded plugin with its routes, and X-App
   t.is(res.statusCode, 200);
   t.is(res.headers['x-app-generation'], '1');
   const [hello] = res.json();
-  t.like(hello, { name: 'hello', dir: 'hello', version: '1.0.0', api_version: '^1.0.0', prefix: '/api/ext/hello', status: 'loaded', error: null });
+  t.like(hello, {
+    name: 'hello',
+    dir: 'hello',
+    version: '1.0.0',
+    api_version: '^1.0.0',
+    prefix: '/api/ext/hello',
+    status: 'loaded',
+    error: null,
+  });
   t.deepEqual(hello.routes, [
     { method: 'GET', url: '/api/ext/hello/greeting' },
     { method: 'GET', url: '/api/ext/hello/notes' },

@@ -8,8 +8,18 @@ import type { FastifyInstance } from 'fastify';
 import { buildLoaderOnly, buildWithPlugins, pluginReports } from './helpers.ts';
 
 /** Every method and sub-path of the prefix answers 503 plugin_unavailable. */
-async function assertUnavailable(t: import('ava').ExecutionContext, app: FastifyInstance, prefix: string): Promise<void> {
-  for (const [method, url] of [['GET', prefix], ['GET', `${prefix}/`], ['POST', `${prefix}/things`], ['DELETE', `${prefix}/a/b?c=d`], ['HEAD', `${prefix}/x`]] as const) {
+async function assertUnavailable(
+  t: import('ava').ExecutionContext,
+  app: FastifyInstance,
+  prefix: string,
+): Promise<void> {
+  for (const [method, url] of [
+    ['GET', prefix],
+    ['GET', `${prefix}/`],
+    ['POST', `${prefix}/things`],
+    ['DELETE', `${prefix}/a/b?c=d`],
+    ['HEAD', `${prefix}/x`],
+  ] as const) {
     const res = await app.inject({ method, url });
     t.is(res.statusCode, 503, `${method} ${url}`);
     if (method !== 'HEAD') t.is(res.json().id, 'plugin_unavailable', `${method} ${url}`);
@@ -23,7 +33,9 @@ async function assertOthersWork(t: import('ava').ExecutionContext, app: FastifyI
 }
 
 test('plugins with a broken manifest fail with their error; their prefix answers 503; the rest keeps working', async (t) => {
-  const app = await buildWithPlugins(t, { plugins: ['hello', 'bad-yaml', 'missing-field', 'bad-name', 'reserved-name', 'escape-entry', 'no-manifest'] });
+  const app = await buildWithPlugins(t, {
+    plugins: ['hello', 'bad-yaml', 'missing-field', 'bad-name', 'reserved-name', 'escape-entry', 'no-manifest'],
+  });
   const reports = await pluginReports(app);
   const expected: Record<string, RegExp> = {
     'bad-yaml': /^plugin\.yaml: invalid YAML: .*line 3/,
@@ -43,7 +55,13 @@ test('plugins with a broken manifest fail with their error; their prefix answers
   }
   t.is(reports.get('bad-yaml')?.dir, 'bad-yaml');
   t.is(reports.get('Bad_Name')?.dir, 'bad-name', 'reported under the name the manifest gives');
-  for (const prefix of ['/api/ext/bad-yaml', '/api/ext/missing-field', '/api/ext/backup', '/api/ext/escape-entry', '/api/ext/no-manifest']) {
+  for (const prefix of [
+    '/api/ext/bad-yaml',
+    '/api/ext/missing-field',
+    '/api/ext/backup',
+    '/api/ext/escape-entry',
+    '/api/ext/no-manifest',
+  ]) {
     await assertUnavailable(t, app, prefix);
   }
   // A name that is not a valid path segment has no prefix to answer on.
@@ -54,7 +72,11 @@ test('plugins with a broken manifest fail with their error; their prefix answers
 test('a plugin that throws while registering fails alone, directly, from a nested plugin or from onReady', async (t) => {
   const app = await buildWithPlugins(t, { plugins: ['hello', 'throws', 'throws-nested', 'throws-on-ready'] });
   const reports = await pluginReports(app);
-  for (const [name, message] of [['throws', 'throws: cannot start'], ['throws-nested', 'throws-nested: inner plugin failed'], ['throws-on-ready', 'throws-on-ready: not ready']]) {
+  for (const [name, message] of [
+    ['throws', 'throws: cannot start'],
+    ['throws-nested', 'throws-nested: inner plugin failed'],
+    ['throws-on-ready', 'throws-on-ready: not ready'],
+  ]) {
     t.like(reports.get(name), { status: 'failed', routes: [], loaded_at: null, error: { message } }, name);
     t.regex(reports.get(name)?.error?.stack ?? '', /index\.mjs/, `${name}: the stack points into the plugin`);
     await assertUnavailable(t, app, `/api/ext/${name}`);
@@ -90,27 +112,57 @@ test('a plugin whose registration never finishes fails after the time limit; the
   const app = await buildLoaderOnly(t, { plugins: ['hangs', 'custom-prefix'], registerTimeoutMs: 1000 });
   // A bare loader has no system group: read its registry directly.
   const records = new Map(app.extPlugins.list().map((r) => [r.name, r]));
-  t.like(records.get('hangs'), { status: 'failed', error: { message: 'registration did not finish within 1000 ms', stack: null }, routes: [] });
+  t.like(records.get('hangs'), {
+    status: 'failed',
+    error: { message: 'registration did not finish within 1000 ms', stack: null },
+    routes: [],
+  });
   t.like(records.get('custom-prefix'), { status: 'loaded', error: null }, 'a plugin after the hung one still loads');
   await assertUnavailable(t, app, '/api/ext/hangs');
   t.is((await app.inject({ method: 'GET', url: '/api/tools/custom/ping' })).statusCode, 200);
 });
 
-test('when the host\'s own plugin time limit strikes first, the hung plugin still fails alone', async (t) => {
+test("when the host's own plugin time limit strikes first, the hung plugin still fails alone", async (t) => {
   // Fastify's pluginTimeout (1.5 s) ends the plugin's scope before the loader's own limit (5 s) does.
-  const app = await buildLoaderOnly(t, { plugins: ['hangs', 'custom-prefix'], registerTimeoutMs: 5000, hostPluginTimeoutMs: 1500 });
+  const app = await buildLoaderOnly(t, {
+    plugins: ['hangs', 'custom-prefix'],
+    registerTimeoutMs: 5000,
+    hostPluginTimeoutMs: 1500,
+  });
   const records = new Map(app.extPlugins.list().map((r) => [r.name, r]));
-  t.like(records.get('hangs'), { status: 'failed', error: { message: 'registration did not finish within 1500 ms', stack: null }, routes: [] });
+  t.like(records.get('hangs'), {
+    status: 'failed',
+    error: { message: 'registration did not finish within 1500 ms', stack: null },
+    routes: [],
+  });
   t.like(records.get('custom-prefix'), { status: 'loaded', error: null });
   await assertUnavailable(t, app, '/api/ext/hangs');
 });
 
 test('each outcome is logged: loaded, failed with its error, disabled', async (t) => {
   const lines: Record<string, unknown>[] = [];
-  await buildLoaderOnly(t, { plugins: ['custom-prefix', 'throws', 'incompatible', 'needs-missing'], enabled: ['custom-prefix', 'throws', 'incompatible'], registerTimeoutMs: 5000, logLines: lines });
-  const about = (plugin: string) => lines.filter((l) => l.plugin === plugin && typeof l.msg === 'string' && l.msg.startsWith(`plugin ${plugin}`));
-  t.like(about('custom-prefix')[0], { level: 30, msg: 'plugin custom-prefix loaded', prefix: '/api/tools/custom', routes: 1 });
-  t.like(about('throws')[0], { level: 50, msg: 'plugin throws failed to load: throws: cannot start', err: { message: 'throws: cannot start' } });
-  t.like(about('incompatible')[0], { level: 40, msg: 'plugin incompatible is incompatible: plugin needs host API ^2.0.0; this host provides 1.0.0' });
+  await buildLoaderOnly(t, {
+    plugins: ['custom-prefix', 'throws', 'incompatible', 'needs-missing'],
+    enabled: ['custom-prefix', 'throws', 'incompatible'],
+    registerTimeoutMs: 5000,
+    logLines: lines,
+  });
+  const about = (plugin: string) =>
+    lines.filter((l) => l.plugin === plugin && typeof l.msg === 'string' && l.msg.startsWith(`plugin ${plugin}`));
+  t.like(about('custom-prefix')[0], {
+    level: 30,
+    msg: 'plugin custom-prefix loaded',
+    prefix: '/api/tools/custom',
+    routes: 1,
+  });
+  t.like(about('throws')[0], {
+    level: 50,
+    msg: 'plugin throws failed to load: throws: cannot start',
+    err: { message: 'throws: cannot start' },
+  });
+  t.like(about('incompatible')[0], {
+    level: 40,
+    msg: 'plugin incompatible is incompatible: plugin needs host API ^2.0.0; this host provides 1.0.0',
+  });
   t.like(about('needs-missing')[0], { level: 30, msg: 'plugin needs-missing is present but not enabled' });
 });

@@ -17,7 +17,8 @@ export const EXAMPLE = path.join(ROOT, 'examples', 'hello-plugin');
 /** Copies plugins into a fresh PLUGINS_DIR: `hello` is the example plugin, other names are fixtures. */
 export async function pluginsDir(t: ExecutionContext, names: string[]): Promise<string> {
   const dir = path.join(await tempDir(t, 'sm-plugins-'), 'ext-plugins');
-  for (const name of names) await cp(name === 'hello' ? EXAMPLE : path.join(FIXTURES, name), path.join(dir, name), { recursive: true });
+  for (const name of names)
+    await cp(name === 'hello' ? EXAMPLE : path.join(FIXTURES, name), path.join(dir, name), { recursive: true });
   return dir;
 }
 
@@ -41,7 +42,17 @@ export async function buildWithPlugins(t: ExecutionContext, options: PluginAppOp
   });
 }
 
-export type PluginReport = { name: string; dir: string | null; status: string; prefix: string; version: string | null; api_version: string | null; error: { message: string; stack: string | null } | null; routes: { method: string; url: string }[]; loaded_at: string | null };
+export type PluginReport = {
+  name: string;
+  dir: string | null;
+  status: string;
+  prefix: string;
+  version: string | null;
+  api_version: string | null;
+  error: { message: string; stack: string | null } | null;
+  routes: { method: string; url: string }[];
+  loaded_at: string | null;
+};
 
 /** GET /api/system/plugins as a map by name. */
 export async function pluginReports(app: FastifyInstance): Promise<Map<string, PluginReport>> {
@@ -54,10 +65,20 @@ export async function pluginReports(app: FastifyInstance): Promise<Map<string, P
  * The loader alone on a bare Fastify instance (error handling, store, auth), for options buildApp
  * does not pass through, such as a short `registerTimeoutMs`.
  */
-export async function buildLoaderOnly(t: ExecutionContext, options: PluginAppOptions & { registerTimeoutMs: number; hostPluginTimeoutMs?: number; logLines?: Record<string, unknown>[] }): Promise<FastifyInstance> {
+export async function buildLoaderOnly(
+  t: ExecutionContext,
+  options: PluginAppOptions & {
+    registerTimeoutMs: number;
+    hostPluginTimeoutMs?: number;
+    logLines?: Record<string, unknown>[];
+  },
+): Promise<FastifyInstance> {
   const dir = await pluginsDir(t, options.plugins);
   const dataDir = options.dataDir ?? path.join(await tempDir(t), 'data');
-  const config = testConfig(dataDir, { auth: { mode: options.authMode ?? 'off' }, plugins: { dir, enabled: options.enabled ?? ['*'], config: options.pluginConfig ?? {} } });
+  const config = testConfig(dataDir, {
+    auth: { mode: options.authMode ?? 'off' },
+    plugins: { dir, enabled: options.enabled ?? ['*'], config: options.pluginConfig ?? {} },
+  });
   const lines = options.logLines;
   const logger = lines ? { level: 'info', stream: { write: (line: string) => lines.push(JSON.parse(line)) } } : false;
   const app = Fastify({ logger, pluginTimeout: options.hostPluginTimeoutMs });
@@ -68,7 +89,12 @@ export async function buildLoaderOnly(t: ExecutionContext, options: PluginAppOpt
   app.decorate('store', store);
   app.addHook('onClose', async () => store.close());
   await app.register(authPlugin);
-  await app.register(pluginLoader, { config, builtinGroups: builtinGroups.map((group) => group.name), generation: 1, registerTimeoutMs: options.registerTimeoutMs });
+  await app.register(pluginLoader, {
+    config,
+    builtinGroups: builtinGroups.map((group) => group.name),
+    generation: 1,
+    registerTimeoutMs: options.registerTimeoutMs,
+  });
   t.teardown(() => app.close());
   await app.ready();
   return app;

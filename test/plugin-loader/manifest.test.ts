@@ -10,7 +10,13 @@ const prefixProblem = (prefix: string) => prefixProblemIn(prefix, reserved);
 const base = { name: 'hello', version: '1.0.0', api_version: '^1.0.0', entry: 'index.mjs' };
 
 test('a complete manifest passes', (t) => {
-  t.is(checkManifest({ ...base, dependencies: ['health', 'other'], prefix: '/api/tools/hello', description: 'x' }, reserved), undefined);
+  t.is(
+    checkManifest(
+      { ...base, dependencies: ['health', 'other'], prefix: '/api/tools/hello', description: 'x' },
+      reserved,
+    ),
+    undefined,
+  );
 });
 
 test('manifest rules name the field that breaks them', (t) => {
@@ -25,11 +31,13 @@ test('manifest rules name the field that breaks them', (t) => {
     [{ dependencies: ['Bad Name'] }, /dependency "Bad Name" is not a valid name/],
     [{ prefix: '/ext/hello' }, /must start with \/api\//],
   ];
-  for (const [change, message] of cases) t.regex(checkManifest({ ...base, ...change }, reserved) ?? '', message, JSON.stringify(change));
+  for (const [change, message] of cases)
+    t.regex(checkManifest({ ...base, ...change }, reserved) ?? '', message, JSON.stringify(change));
 });
 
 test('prefixes must be well-formed and stay out of built-in prefixes', (t) => {
-  for (const ok of ['/api/ext/hello', '/api/ext/hello/v2', '/api/tools', '/api/proxy-configs', '/api/healthz']) t.is(prefixProblem(ok), undefined, ok);
+  for (const ok of ['/api/ext/hello', '/api/ext/hello/v2', '/api/tools', '/api/proxy-configs', '/api/healthz'])
+    t.is(prefixProblem(ok), undefined, ok);
   const bad: [string, RegExp][] = [
     ['/api/ext', /reserved/],
     ['/api/openapi.json', /reserved/],

@@ -10,8 +10,18 @@ test('a burst of changes in PLUGINS_DIR is reported once with every changed path
   const dir = await tempDir(t, 'sm-watch-');
   const bursts: string[][] = [];
   let reported!: () => void;
-  const firstBurst = new Promise<void>((resolve) => { reported = resolve; });
-  const watcher = await watchPluginsDir({ dir, logger: Fastify({ logger: false }).log, debounceMs: 1000, onChange: (paths) => { bursts.push(paths); reported(); } });
+  const firstBurst = new Promise<void>((resolve) => {
+    reported = resolve;
+  });
+  const watcher = await watchPluginsDir({
+    dir,
+    logger: Fastify({ logger: false }).log,
+    debounceMs: 1000,
+    onChange: (paths) => {
+      bursts.push(paths);
+      reported();
+    },
+  });
   t.teardown(() => watcher.close());
 
   await mkdir(path.join(dir, 'hello'));
@@ -26,7 +36,11 @@ test('a burst of changes in PLUGINS_DIR is reported once with every changed path
 
 test('a missing PLUGINS_DIR is not watched and closing is harmless', async (t) => {
   const dir = path.join(await tempDir(t, 'sm-watch-'), 'absent');
-  const watcher = await watchPluginsDir({ dir, logger: Fastify({ logger: false }).log, onChange: () => t.fail('no change expected') });
+  const watcher = await watchPluginsDir({
+    dir,
+    logger: Fastify({ logger: false }).log,
+    onChange: () => t.fail('no change expected'),
+  });
   await watcher.close();
   t.pass();
 });

@@ -12,13 +12,29 @@ test('GET /api/plugins/catalogue lists middleware entries without readme, with i
   t.is(all.headers['x-catalogue-stale'], undefined);
   t.true(all.body.every((e: any) => e.type === 'middleware' && !('readme' in e)));
   const installed = Object.fromEntries(all.body.map((e: any) => [e.name, e.isInstalled]));
-  t.deepEqual(installed, { 'crowdsec-bouncer-traefik-plugin': true, mtlswhitelist: false, geoblock: false, badger: true, rewritebody: false });
-  t.like(all.body[0], { import: 'github.com/maxlerebourg/crowdsec-bouncer-traefik-plugin', latestVersion: 'v1.4.4', stars: 512 });
+  t.deepEqual(installed, {
+    'crowdsec-bouncer-traefik-plugin': true,
+    mtlswhitelist: false,
+    geoblock: false,
+    badger: true,
+    rewritebody: false,
+  });
+  t.like(all.body[0], {
+    import: 'github.com/maxlerebourg/crowdsec-bouncer-traefik-plugin',
+    latestVersion: 'v1.4.4',
+    stars: 512,
+  });
 
   const q = await call(app, { url: '/api/plugins/catalogue?q=GEOBLOCK' });
-  t.deepEqual(q.body.map((e: any) => e.name), ['geoblock']);
+  t.deepEqual(
+    q.body.map((e: any) => e.name),
+    ['geoblock'],
+  );
   const byImport = await call(app, { url: '/api/plugins/catalogue?q=github.com/fosrl' });
-  t.deepEqual(byImport.body.map((e: any) => e.name), ['badger']);
+  t.deepEqual(
+    byImport.body.map((e: any) => e.name),
+    ['badger'],
+  );
 
   const page = await call(app, { url: '/api/plugins/catalogue?page=2&page_size=2' });
   t.is(page.body.length, 2);
@@ -51,7 +67,12 @@ test('GET /api/plugins/catalogue caches on disk, serves the stale cache with X-C
 
   // the fake goes away: a new app on the same data dir reads the disk cache (ttl 0: always refresh)
   await catalogue.close();
-  const next = await pluginsApp(t, { text: STATIC_CONFIG, catalogueUrl: catalogue.url, ttlS: 0, dataDir: app.store.dataDir });
+  const next = await pluginsApp(t, {
+    text: STATIC_CONFIG,
+    catalogueUrl: catalogue.url,
+    ttlS: 0,
+    dataDir: app.store.dataDir,
+  });
   await app.close();
   const fromDisk = await call(next.app, { url: '/api/plugins/catalogue' });
   t.is(fromDisk.status, 200, JSON.stringify(fromDisk.body));

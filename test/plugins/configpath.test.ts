@@ -5,10 +5,20 @@ import { assertError, call, pluginsApp, STATIC_CONFIG } from './support.ts';
 
 test('GET /api/plugins/configpath reports env, unset and settings sources; PUT persists in settings.yaml and takes effect', async (t) => {
   const unset = await pluginsApp(t, { text: null });
-  t.deepEqual((await call(unset.app, { url: '/api/plugins/configpath' })).body, { path: null, source: 'unset', exists: false, writable: false });
+  t.deepEqual((await call(unset.app, { url: '/api/plugins/configpath' })).body, {
+    path: null,
+    source: 'unset',
+    exists: false,
+    writable: false,
+  });
 
   const { app, file, dir } = await pluginsApp(t, { text: STATIC_CONFIG });
-  t.deepEqual((await call(app, { url: '/api/plugins/configpath' })).body, { path: file, source: 'env', exists: true, writable: true });
+  t.deepEqual((await call(app, { url: '/api/plugins/configpath' })).body, {
+    path: file,
+    source: 'env',
+    exists: true,
+    writable: true,
+  });
 
   const other = path.join(dir, 'sub', 'traefik.yaml');
   await mkdir(path.dirname(other));
@@ -16,10 +26,22 @@ test('GET /api/plugins/configpath reports env, unset and settings sources; PUT p
   t.is(put.status, 200, JSON.stringify(put.body));
   t.is(put.headers['x-restart-required'], 'true');
   t.deepEqual(put.body, { path: other, source: 'settings', exists: false, writable: true });
-  t.regex(await readFile(path.join(app.store.dataDir, 'settings.yaml'), 'utf8'), /proxy_static_config_path: .*sub\/traefik\.yaml/);
+  t.regex(
+    await readFile(path.join(app.store.dataDir, 'settings.yaml'), 'utf8'),
+    /proxy_static_config_path: .*sub\/traefik\.yaml/,
+  );
   // the new path is the one lists and edits use now
   t.deepEqual((await call(app, { url: '/api/plugins' })).body, []);
-  t.is((await call(app, { method: 'POST', url: '/api/plugins/install', payload: { module_name: 'github.com/fosrl/badger', version: 'v1.2.0' } })).status, 201);
+  t.is(
+    (
+      await call(app, {
+        method: 'POST',
+        url: '/api/plugins/install',
+        payload: { module_name: 'github.com/fosrl/badger', version: 'v1.2.0' },
+      })
+    ).status,
+    201,
+  );
   t.regex(await readFile(other, 'utf8'), /badger/);
   t.is(await readFile(file, 'utf8'), STATIC_CONFIG);
 });
@@ -44,5 +66,10 @@ test('PUT /api/plugins/configpath answers 422 for every invalid path and keeps t
     t.is(r.body.id, 'validation_failed', name);
   }
   assertError(t, await call(app, { method: 'PUT', url: '/api/plugins/configpath' }), 422, 'validation_failed');
-  t.deepEqual((await call(app, { url: '/api/plugins/configpath' })).body, { path: file, source: 'env', exists: true, writable: true });
+  t.deepEqual((await call(app, { url: '/api/plugins/configpath' })).body, {
+    path: file,
+    source: 'env',
+    exists: true,
+    writable: true,
+  });
 });

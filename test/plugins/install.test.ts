@@ -24,36 +24,84 @@ test('defaultKey: last segment, cut at @, minus .git then -plugin, lower-cased',
 test('POST /api/plugins/install defaults the version to latestVersion and the key from the module; keeps comments and key order; writes .bak', async (t) => {
   const catalogue = await startFakeCatalogue(t);
   const { app, file } = await pluginsApp(t, { text: STATIC_CONFIG, catalogueUrl: catalogue.url });
-  const r = await call(app, { method: 'POST', url: '/api/plugins/install', payload: { module_name: 'github.com/PascalMinder/geoblock' } });
+  const r = await call(app, {
+    method: 'POST',
+    url: '/api/plugins/install',
+    payload: { module_name: 'github.com/PascalMinder/geoblock' },
+  });
   t.is(r.status, 201, JSON.stringify(r.body));
   t.is(r.headers['x-restart-required'], 'true');
-  t.deepEqual(r.body, { key: 'geoblock', module_name: 'github.com/PascalMinder/geoblock', version: 'v0.3.3', static_config_path: file, backup_path: `${file}.bak`, changed: true, restart_required: true });
-  const expected = REWRITTEN.replace('      version: v1.4.4\n', '      version: v1.4.4\n    geoblock:\n      moduleName: github.com/PascalMinder/geoblock\n      version: v0.3.3\n');
+  t.deepEqual(r.body, {
+    key: 'geoblock',
+    module_name: 'github.com/PascalMinder/geoblock',
+    version: 'v0.3.3',
+    static_config_path: file,
+    backup_path: `${file}.bak`,
+    changed: true,
+    restart_required: true,
+  });
+  const expected = REWRITTEN.replace(
+    '      version: v1.4.4\n',
+    '      version: v1.4.4\n    geoblock:\n      moduleName: github.com/PascalMinder/geoblock\n      version: v0.3.3\n',
+  );
   t.is(await readFile(file, 'utf8'), expected);
   t.is(await readFile(`${file}.bak`, 'utf8'), STATIC_CONFIG);
 
   // the catalogue key rule with the alias moduleName; the .bak rotates to the previous bytes
-  const second = await call(app, { method: 'POST', url: '/api/plugins/install', payload: { moduleName: 'github.com/traefik/plugin-rewritebody', version: 'v0.3.0' } });
+  const second = await call(app, {
+    method: 'POST',
+    url: '/api/plugins/install',
+    payload: { moduleName: 'github.com/traefik/plugin-rewritebody', version: 'v0.3.0' },
+  });
   t.is(second.status, 201, JSON.stringify(second.body));
   t.is(second.body.key, 'plugin-rewritebody');
   t.is(await readFile(`${file}.bak`, 'utf8'), expected);
   const list = await call(app, { url: '/api/plugins' });
-  t.deepEqual(list.body.map((p: any) => p.key), ['badger', 'crowdsec', 'geoblock', 'myplugin', 'plugin-rewritebody']);
+  t.deepEqual(
+    list.body.map((p: any) => p.key),
+    ['badger', 'crowdsec', 'geoblock', 'myplugin', 'plugin-rewritebody'],
+  );
 });
 
 test('POST /api/plugins/install is idempotent (200, file untouched), 409 already_exists for another version, force replaces in place', async (t) => {
   const { app, file } = await pluginsApp(t, { text: STATIC_CONFIG });
-  const same = await call(app, { method: 'POST', url: '/api/plugins/install', payload: { module_name: 'github.com/maxlerebourg/crowdsec-bouncer-traefik-plugin', version: 'v1.4.4', key: 'crowdsec' } });
+  const same = await call(app, {
+    method: 'POST',
+    url: '/api/plugins/install',
+    payload: {
+      module_name: 'github.com/maxlerebourg/crowdsec-bouncer-traefik-plugin',
+      version: 'v1.4.4',
+      key: 'crowdsec',
+    },
+  });
   t.is(same.status, 200, JSON.stringify(same.body));
   t.like(same.body, { changed: false, backup_path: null, restart_required: true });
   t.is(await readFile(file, 'utf8'), STATIC_CONFIG);
   await t.throwsAsync(stat(`${file}.bak`));
 
-  const other = { module_name: 'github.com/maxlerebourg/crowdsec-bouncer-traefik-plugin', version: 'v1.4.2', key: 'crowdsec' };
-  assertError(t, await call(app, { method: 'POST', url: '/api/plugins/install', payload: other }), 409, 'already_exists');
+  const other = {
+    module_name: 'github.com/maxlerebourg/crowdsec-bouncer-traefik-plugin',
+    version: 'v1.4.2',
+    key: 'crowdsec',
+  };
+  assertError(
+    t,
+    await call(app, { method: 'POST', url: '/api/plugins/install', payload: other }),
+    409,
+    'already_exists',
+  );
   t.is(await readFile(file, 'utf8'), STATIC_CONFIG);
   // a local plugin key is taken too
-  assertError(t, await call(app, { method: 'POST', url: '/api/plugins/install', payload: { module_name: 'github.com/me/myplugin', version: 'v1.0.0', key: 'myplugin' } }), 409, 'already_exists');
+  assertError(
+    t,
+    await call(app, {
+      method: 'POST',
+      url: '/api/plugins/install',
+      payload: { module_name: 'github.com/me/myplugin', version: 'v1.0.0', key: 'myplugin' },
+    }),
+    409,
+    'already_exists',
+  );
 
   const forced = await call(app, { method: 'POST', url: '/api/plugins/install', payload: { ...other, force: true } });
   t.is(forced.status, 201, JSON.stringify(forced.body));
@@ -64,37 +112,108 @@ test('POST /api/plugins/install creates a missing file; the mTLS plugin check se
   const { app, file } = await pluginsApp(t);
   const before = await call(app, { url: '/api/mtls/plugin/check' });
   t.false(before.body.installed);
-  const r = await call(app, { method: 'POST', url: '/api/plugins/install', payload: { module_name: 'github.com/smerschjohann/mtlswhitelist', version: 'v0.3.0' } });
+  const r = await call(app, {
+    method: 'POST',
+    url: '/api/plugins/install',
+    payload: { module_name: 'github.com/smerschjohann/mtlswhitelist', version: 'v0.3.0' },
+  });
   t.is(r.status, 201, JSON.stringify(r.body));
   t.is(r.body.backup_path, null);
-  t.deepEqual(parse(await readFile(file, 'utf8')), { experimental: { plugins: { mtlswhitelist: { moduleName: 'github.com/smerschjohann/mtlswhitelist', version: 'v0.3.0' } } } });
+  t.deepEqual(parse(await readFile(file, 'utf8')), {
+    experimental: {
+      plugins: { mtlswhitelist: { moduleName: 'github.com/smerschjohann/mtlswhitelist', version: 'v0.3.0' } },
+    },
+  });
   const after = await call(app, { url: '/api/mtls/plugin/check' });
   t.like(after.body, { installed: true, key: 'mtlswhitelist', version: 'v0.3.0', static_config_path: file });
 });
 
 test('POST /api/plugins/install: 503 without a path, 409 conflict when experimental is not a mapping or the YAML is invalid', async (t) => {
   const unset = await pluginsApp(t, { text: null });
-  assertError(t, await call(unset.app, { method: 'POST', url: '/api/plugins/install', payload: { module_name: 'github.com/fosrl/badger', version: 'v1.0.0' } }), 503, 'not_configured');
+  assertError(
+    t,
+    await call(unset.app, {
+      method: 'POST',
+      url: '/api/plugins/install',
+      payload: { module_name: 'github.com/fosrl/badger', version: 'v1.0.0' },
+    }),
+    503,
+    'not_configured',
+  );
 
   const { app, file } = await pluginsApp(t, { text: 'api:\n  insecure: true\nexperimental: [1, 2]\n' });
-  const body = assertError(t, await call(app, { method: 'POST', url: '/api/plugins/install', payload: { module_name: 'github.com/fosrl/badger', version: 'v1.0.0' } }), 409, 'conflict');
+  const body = assertError(
+    t,
+    await call(app, {
+      method: 'POST',
+      url: '/api/plugins/install',
+      payload: { module_name: 'github.com/fosrl/badger', version: 'v1.0.0' },
+    }),
+    409,
+    'conflict',
+  );
   t.is(body.details[0].path, `${file}:3`);
   await writeFile(file, 'experimental:\n  plugins: "text"\n');
-  assertError(t, await call(app, { method: 'POST', url: '/api/plugins/install', payload: { module_name: 'github.com/fosrl/badger', version: 'v1.0.0' } }), 409, 'conflict');
+  assertError(
+    t,
+    await call(app, {
+      method: 'POST',
+      url: '/api/plugins/install',
+      payload: { module_name: 'github.com/fosrl/badger', version: 'v1.0.0' },
+    }),
+    409,
+    'conflict',
+  );
   await writeFile(file, 'a: 1\na: 2\n');
-  const dup = assertError(t, await call(app, { method: 'POST', url: '/api/plugins/install', payload: { module_name: 'github.com/fosrl/badger', version: 'v1.0.0' } }), 409, 'conflict');
+  const dup = assertError(
+    t,
+    await call(app, {
+      method: 'POST',
+      url: '/api/plugins/install',
+      payload: { module_name: 'github.com/fosrl/badger', version: 'v1.0.0' },
+    }),
+    409,
+    'conflict',
+  );
   t.is(dup.details[0].path, `${file}:2`);
   t.is(await readFile(file, 'utf8'), 'a: 1\na: 2\n');
 });
 
 test('POST /api/plugins/install: 502 without version when the catalogue is unreachable and nothing is cached; 422 when the module is not in it', async (t) => {
   const { app, file } = await pluginsApp(t, { text: STATIC_CONFIG });
-  assertError(t, await call(app, { method: 'POST', url: '/api/plugins/install', payload: { module_name: 'github.com/PascalMinder/geoblock' } }), 502, 'upstream_unavailable');
+  assertError(
+    t,
+    await call(app, {
+      method: 'POST',
+      url: '/api/plugins/install',
+      payload: { module_name: 'github.com/PascalMinder/geoblock' },
+    }),
+    502,
+    'upstream_unavailable',
+  );
   const catalogue = await startFakeCatalogue(t);
   const other = await pluginsApp(t, { text: STATIC_CONFIG, catalogueUrl: catalogue.url });
-  assertError(t, await call(other.app, { method: 'POST', url: '/api/plugins/install', payload: { module_name: 'github.com/nobody/nothing' } }), 422, 'validation_failed');
+  assertError(
+    t,
+    await call(other.app, {
+      method: 'POST',
+      url: '/api/plugins/install',
+      payload: { module_name: 'github.com/nobody/nothing' },
+    }),
+    422,
+    'validation_failed',
+  );
   // provider plugins are not middleware entries
-  assertError(t, await call(other.app, { method: 'POST', url: '/api/plugins/install', payload: { module_name: 'github.com/stack-labs/traefik-provider-staticroutes' } }), 422, 'validation_failed');
+  assertError(
+    t,
+    await call(other.app, {
+      method: 'POST',
+      url: '/api/plugins/install',
+      payload: { module_name: 'github.com/stack-labs/traefik-provider-staticroutes' },
+    }),
+    422,
+    'validation_failed',
+  );
   t.is(await readFile(file, 'utf8'), STATIC_CONFIG);
 });
 
@@ -122,7 +241,27 @@ for (const [name, payload, id] of BAD_BODIES) {
 
 test('POST /api/plugins/install answers 400 for unparsable JSON and 415 for another media type', async (t) => {
   const { app, file } = await pluginsApp(t, { text: STATIC_CONFIG });
-  assertError(t, await call(app, { method: 'POST', url: '/api/plugins/install', payload: '{"module_name":', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
-  assertError(t, await call(app, { method: 'POST', url: '/api/plugins/install', payload: 'module_name=x', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');
+  assertError(
+    t,
+    await call(app, {
+      method: 'POST',
+      url: '/api/plugins/install',
+      payload: '{"module_name":',
+      headers: { 'content-type': 'application/json' },
+    }),
+    400,
+    'invalid_json',
+  );
+  assertError(
+    t,
+    await call(app, {
+      method: 'POST',
+      url: '/api/plugins/install',
+      payload: 'module_name=x',
+      headers: { 'content-type': 'text/plain' },
+    }),
+    415,
+    'unsupported_media_type',
+  );
   t.is(await readFile(file, 'utf8'), STATIC_CONFIG);
 });

@@ -14,18 +14,51 @@ test('GET /api/plugins lists plugins and localPlugins by key, with used_by and s
   t.is(r.status, 200, JSON.stringify(r.body));
   t.is(r.headers['x-total-count'], '3');
   t.deepEqual(r.body, [
-    { key: 'badger', module_name: 'github.com/fosrl/badger', version: 'v1.2.0', local: false, status: 'loaded', error: null, used_by: [] },
-    { key: 'crowdsec', module_name: 'github.com/maxlerebourg/crowdsec-bouncer-traefik-plugin', version: 'v1.4.4', local: false, status: 'loaded', error: null, used_by: [bouncer] },
-    { key: 'myplugin', module_name: 'github.com/me/myplugin', version: null, local: true, status: 'configured', error: null, used_by: [] },
+    {
+      key: 'badger',
+      module_name: 'github.com/fosrl/badger',
+      version: 'v1.2.0',
+      local: false,
+      status: 'loaded',
+      error: null,
+      used_by: [],
+    },
+    {
+      key: 'crowdsec',
+      module_name: 'github.com/maxlerebourg/crowdsec-bouncer-traefik-plugin',
+      version: 'v1.4.4',
+      local: false,
+      status: 'loaded',
+      error: null,
+      used_by: [bouncer],
+    },
+    {
+      key: 'myplugin',
+      module_name: 'github.com/me/myplugin',
+      version: null,
+      local: true,
+      status: 'configured',
+      error: null,
+      used_by: [],
+    },
   ]);
 });
 
-test('GET /api/plugins reports error with Traefik\'s text for a plugin whose middleware is in error', async (t) => {
+test("GET /api/plugins reports error with Traefik's text for a plugin whose middleware is in error", async (t) => {
   const traefik = Fastify({ logger: false });
-  traefik.get('/api/http/middlewares', async (_request, reply) => reply.header('x-next-page', '1').send([
-    { name: 'badger@http', provider: 'http', type: 'badger', status: 'enabled', plugin: { badger: {} } },
-    { name: 'bouncer@file', provider: 'file', type: 'crowdsec', status: 'disabled', error: ['plugin: unknown plugin type: crowdsec'], plugin: { crowdsec: {} } },
-  ]));
+  traefik.get('/api/http/middlewares', async (_request, reply) =>
+    reply.header('x-next-page', '1').send([
+      { name: 'badger@http', provider: 'http', type: 'badger', status: 'enabled', plugin: { badger: {} } },
+      {
+        name: 'bouncer@file',
+        provider: 'file',
+        type: 'crowdsec',
+        status: 'disabled',
+        error: ['plugin: unknown plugin type: crowdsec'],
+        plugin: { crowdsec: {} },
+      },
+    ]),
+  );
   await traefik.listen({ host: '127.0.0.1', port: 0 });
   t.teardown(() => traefik.close());
   const url = `http://127.0.0.1:${(traefik.server.address() as AddressInfo).port}`;
@@ -42,7 +75,14 @@ test('GET /api/plugins answers configured for every plugin when Traefik is unrea
   const { app } = await pluginsApp(t, { text: STATIC_CONFIG });
   const r = await call(app, { url: '/api/plugins' });
   t.is(r.status, 200, JSON.stringify(r.body));
-  t.deepEqual(r.body.map((p: any) => [p.key, p.status, p.error]), [['badger', 'configured', null], ['crowdsec', 'configured', null], ['myplugin', 'configured', null]]);
+  t.deepEqual(
+    r.body.map((p: any) => [p.key, p.status, p.error]),
+    [
+      ['badger', 'configured', null],
+      ['crowdsec', 'configured', null],
+      ['myplugin', 'configured', null],
+    ],
+  );
 });
 
 test('GET /api/plugins answers 503 not_configured without a static config path', async (t) => {
@@ -66,7 +106,12 @@ test('GET /api/plugins/:name/usage lists middlewares using the key; 404 for an u
   const id = await pluginMiddleware(t, app, 'Geo', 'geoblock');
   const used = await call(app, { url: '/api/plugins/geoblock/usage' });
   t.is(used.status, 200, JSON.stringify(used.body));
-  t.deepEqual(used.body, { key: 'geoblock', module_name: null, installed: false, used_by: [{ middleware_id: id, resources: [] }] });
+  t.deepEqual(used.body, {
+    key: 'geoblock',
+    module_name: null,
+    installed: false,
+    used_by: [{ middleware_id: id, resources: [] }],
+  });
   const declared = await call(app, { url: '/api/plugins/badger/usage' });
   t.deepEqual(declared.body, { key: 'badger', module_name: 'github.com/fosrl/badger', installed: true, used_by: [] });
   assertError(t, await call(app, { url: '/api/plugins/nothing/usage' }), 404, 'not_found');

@@ -101,24 +101,40 @@ export async function pluginsApp(t: ExecutionContext, options: PluginsAppOptions
       auth: { mode: 'off' },
       datasources: { pangolin_url: `${traefik}/api/v1`, traefik_url: traefik },
       proxy: { static_config_path: options.text === null ? '' : file },
-      plugins_catalogue: { url: options.catalogueUrl ?? `${await deadUrl()}/api/services/plugins`, ttl_s: options.ttlS ?? 3600 },
+      plugins_catalogue: {
+        url: options.catalogueUrl ?? `${await deadUrl()}/api/services/plugins`,
+        ttl_s: options.ttlS ?? 3600,
+      },
       ...options.config,
     },
   });
   // a busy machine may take seconds to answer: the fake Traefik gets the longest timeout a source allows
   const longer = await app.inject({ method: 'PUT', url: '/api/datasource/traefik', payload: { timeout_ms: 60_000 } });
-  if (longer.statusCode >= 300) throw new Error(`PUT /api/datasource/traefik answered ${longer.statusCode}: ${longer.body}`);
+  if (longer.statusCode >= 300)
+    throw new Error(`PUT /api/datasource/traefik answered ${longer.statusCode}: ${longer.body}`);
   return { app, dir, file };
 }
 
 /** Parsed JSON body plus status and headers of an injected request. */
-export async function call(app: FastifyInstance, options: InjectOptions): Promise<{ status: number; body: any; headers: Record<string, unknown> }> {
+export async function call(
+  app: FastifyInstance,
+  options: InjectOptions,
+): Promise<{ status: number; body: any; headers: Record<string, unknown> }> {
   const response = await app.inject(options);
-  return { status: response.statusCode, body: response.body ? JSON.parse(response.body) : undefined, headers: response.headers };
+  return {
+    status: response.statusCode,
+    body: response.body ? JSON.parse(response.body) : undefined,
+    headers: response.headers,
+  };
 }
 
 /** Asserts an error reply `{id, message}` with the status and id. */
-export function assertError(t: ExecutionContext, response: { status: number; body: any }, status: number, id: string): any {
+export function assertError(
+  t: ExecutionContext,
+  response: { status: number; body: any },
+  status: number,
+  id: string,
+): any {
   t.is(response.status, status, JSON.stringify(response.body));
   t.is(response.body?.id, id);
   t.is(typeof response.body?.message, 'string');
@@ -126,8 +142,17 @@ export function assertError(t: ExecutionContext, response: { status: number; bod
 }
 
 /** Creates a plugin middleware using `key`. */
-export async function pluginMiddleware(t: ExecutionContext, app: FastifyInstance, name: string, key: string): Promise<string> {
-  const r = await call(app, { method: 'POST', url: '/api/middlewares', payload: { name, type: 'plugin', config: { [key]: { enabled: 'true' } } } });
+export async function pluginMiddleware(
+  t: ExecutionContext,
+  app: FastifyInstance,
+  name: string,
+  key: string,
+): Promise<string> {
+  const r = await call(app, {
+    method: 'POST',
+    url: '/api/middlewares',
+    payload: { name, type: 'plugin', config: { [key]: { enabled: 'true' } } },
+  });
   t.is(r.status, 201, JSON.stringify(r.body));
   return r.body.id as string;
 }

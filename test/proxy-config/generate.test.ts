@@ -6,7 +6,17 @@ import { serializeJson, serializeYaml, etagOf } from '../../plugins/proxy-config
 import type { Middleware, Service } from '../../model/types.ts';
 import { fixture } from '../helpers/shared.ts';
 import {
-  WORKED_UPSTREAM, appV2, authelia, entry, loadFixture, pangolinInput, rateLimit, resource, router, schemaWarnings, workedResource,
+  WORKED_UPSTREAM,
+  appV2,
+  authelia,
+  entry,
+  loadFixture,
+  pangolinInput,
+  rateLimit,
+  resource,
+  router,
+  schemaWarnings,
+  workedResource,
 } from './inputs.ts';
 
 // API.md §4.9, the bytes of the worked example (the wrapped lines joined, plus "\n")
@@ -21,7 +31,11 @@ const WORKED_BODY =
   '\n';
 
 const workedInput = () =>
-  pangolinInput(parseLossless(WORKED_UPSTREAM), { middlewares: [authelia, rateLimit], services: [appV2], resources: [workedResource()] });
+  pangolinInput(parseLossless(WORKED_UPSTREAM), {
+    middlewares: [authelia, rateLimit],
+    services: [appV2],
+    resources: [workedResource()],
+  });
 
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
@@ -35,7 +49,11 @@ function deepFreeze<T>(value: T): T {
 function reverseKeys<T>(value: T): T {
   if (Array.isArray(value)) return value.map(reverseKeys) as T;
   if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reverseKeys(v)])) as T;
+  return Object.fromEntries(
+    Object.entries(value)
+      .reverse()
+      .map(([k, v]) => [k, reverseKeys(v)]),
+  ) as T;
 }
 
 test('the API.md worked example produces exactly the documented bytes', (t) => {
@@ -58,7 +76,9 @@ test('the worked example gives the same bytes and ETag on every generation', (t)
   const second = serializeJson(generateConfig(workedInput()).config);
   t.true(first.equals(second));
   t.is(etagOf(first), etagOf(second));
-  t.true(serializeYaml(generateConfig(workedInput()).config).equals(serializeYaml(generateConfig(workedInput()).config)));
+  t.true(
+    serializeYaml(generateConfig(workedInput()).config).equals(serializeYaml(generateConfig(workedInput()).config)),
+  );
 });
 
 test('the Pangolin fixture stack passes through unchanged apart from key order', (t) => {
@@ -68,7 +88,10 @@ test('the Pangolin fixture stack passes through unchanged apart from key order',
   t.deepEqual(result.config, upstream);
   // independent canonical form: plain JSON.parse (no unsafe integers in this file) + sorting replacer
   const sorted = JSON.stringify(JSON.parse(text), (_key, value) =>
-    value && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : value);
+    value && typeof value === 'object' && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : value,
+  );
   t.is(serializeJson(result.config).toString('utf8'), sorted + '\n');
   t.true(serializeJson(generateConfig(pangolinInput(parseLossless(text))).config).equals(serializeJson(result.config)));
   t.deepEqual(result.counts, { routers: 10, services: 7, middlewares: 6, patched_routers: 0 });
@@ -104,25 +127,56 @@ test('an id of ours equal to an upstream key is skipped and listed as a conflict
   t.deepEqual(entry(config, 'http', 'middlewares', 'badger'), (upstream as any).http.middlewares.badger);
   t.deepEqual(entry(config, 'http', 'services', '1-app-service'), (upstream as any).http.services['1-app-service']);
   t.truthy(entry(config, 'http', 'middlewares', 'authelia'));
-  t.deepEqual(result.conflicts.map((c) => [c.kind, c.key]), [['middleware', 'badger'], ['service', '1-app-service']]);
+  t.deepEqual(
+    result.conflicts.map((c) => [c.kind, c.key]),
+    [
+      ['middleware', 'badger'],
+      ['service', '1-app-service'],
+    ],
+  );
   t.regex(result.conflicts[0].message, /http\.middlewares\.badger/);
 });
 
 test('references to missing objects are skipped and listed as dangling', (t) => {
-  const chain: Middleware = { id: 'secure', name: 'Secure', type: 'chain', config: { middlewares: ['authelia', 'deleted-one', 'badger', 'x@file'] } };
+  const chain: Middleware = {
+    id: 'secure',
+    name: 'Secure',
+    type: 'chain',
+    config: { middlewares: ['authelia', 'deleted-one', 'badger', 'x@file'] },
+  };
   const weighted: Service = {
-    id: 'split', name: 'Split', type: 'weighted', protocol: 'http', config: { services: [{ name: 'app-v2', weight: 1 }, { name: 'gone-svc', weight: 1 }] },
+    id: 'split',
+    name: 'Split',
+    type: 'weighted',
+    protocol: 'http',
+    config: {
+      services: [
+        { name: 'app-v2', weight: 1 },
+        { name: 'gone-svc', weight: 1 },
+      ],
+    },
   };
   const res = workedResource();
-  res.middlewares = [{ id: 'authelia', priority: 200 }, { id: 'deleted-mw', priority: 300 }];
+  res.middlewares = [
+    { id: 'authelia', priority: 200 },
+    { id: 'deleted-mw', priority: 300 },
+  ];
   res.service_id = 'deleted-svc';
-  const result = generateConfig(pangolinInput(parseLossless(WORKED_UPSTREAM), { middlewares: [authelia, chain], services: [appV2, weighted], resources: [res] }));
+  const result = generateConfig(
+    pangolinInput(parseLossless(WORKED_UPSTREAM), {
+      middlewares: [authelia, chain],
+      services: [appV2, weighted],
+      resources: [res],
+    }),
+  );
   const config = result.config as Record<string, any>;
   const r = router(config, '1-app-router');
   t.deepEqual(r.middlewares, ['1-app-router_headers', 'authelia', 'crowdsec@file', 'badger']);
   t.is(r.service, '1-app-service', 'the upstream service stays when the assigned one is gone');
   // the chain is still emitted as written
-  t.deepEqual(config.http.middlewares.secure, { chain: { middlewares: ['authelia', 'deleted-one', 'badger', 'x@file'] } });
+  t.deepEqual(config.http.middlewares.secure, {
+    chain: { middlewares: ['authelia', 'deleted-one', 'badger', 'x@file'] },
+  });
   t.deepEqual(result.dangling_references, [
     { from: '/api/middlewares/secure', ref: '/api/middlewares/deleted-one' },
     { from: '/api/resources/1-app-router', ref: '/api/middlewares/deleted-mw' },
@@ -135,35 +189,55 @@ test('disabled resources and resources without overrides produce nothing', (t) =
   const upstream = parseLossless(WORKED_UPSTREAM);
   const disabled = { ...workedResource(), status: 'disabled' as const };
   const plain = resource('1-app-router-redirect', { upstream_service: '1-app-service' });
-  const result = generateConfig(pangolinInput(upstream, { middlewares: [authelia, rateLimit], services: [appV2], resources: [disabled, plain] }));
+  const result = generateConfig(
+    pangolinInput(upstream, { middlewares: [authelia, rateLimit], services: [appV2], resources: [disabled, plain] }),
+  );
   const expected = structuredClone(upstream) as Record<string, any>;
   expected.http.middlewares.authelia = { forwardAuth: authelia.config };
   expected.http.middlewares['rate-limit'] = { rateLimit: rateLimit.config };
   expected.http.services['app-v2'] = { loadBalancer: appV2.config };
   t.deepEqual(result.config, expected);
-  t.deepEqual(result.resources['1-app-router'], { effective_middlewares: [], effective_service: '1-app-service', emitted: false, warnings: [] });
+  t.deepEqual(result.resources['1-app-router'], {
+    effective_middlewares: [],
+    effective_service: '1-app-service',
+    emitted: false,
+    warnings: [],
+  });
   t.false(result.resources['1-app-router-redirect'].emitted);
   t.is(result.counts.patched_routers, 0);
 });
 
 test('a resource whose router is absent upstream is not emitted and says why', (t) => {
   const ghost = resource('ghost-router', { middlewares: [{ id: 'authelia', priority: 100 }] });
-  const result = generateConfig(pangolinInput(parseLossless(WORKED_UPSTREAM), { middlewares: [authelia], resources: [ghost] }));
+  const result = generateConfig(
+    pangolinInput(parseLossless(WORKED_UPSTREAM), { middlewares: [authelia], resources: [ghost] }),
+  );
   t.false(result.resources['ghost-router'].emitted);
   t.regex(result.resources['ghost-router'].warnings[0], /ghost-router@http/);
   t.false('ghost-router' in (result.config as any).http.routers);
 });
 
 test('Pangolin mode without any upstream body yet emits only our objects', (t) => {
-  const result = generateConfig(pangolinInput(null, { middlewares: [authelia], services: [appV2], resources: [workedResource()] }));
-  t.deepEqual(result.config, { http: { middlewares: { authelia: { forwardAuth: authelia.config } }, services: { 'app-v2': { loadBalancer: appV2.config } } } });
+  const result = generateConfig(
+    pangolinInput(null, { middlewares: [authelia], services: [appV2], resources: [workedResource()] }),
+  );
+  t.deepEqual(result.config, {
+    http: {
+      middlewares: { authelia: { forwardAuth: authelia.config } },
+      services: { 'app-v2': { loadBalancer: appV2.config } },
+    },
+  });
   t.false(result.resources['1-app-router'].emitted);
   t.is(result.resources['1-app-router'].warnings.length, 1);
   t.deepEqual(schemaWarnings(result.config), []);
 });
 
 test('different key insertion and list order give identical bytes', (t) => {
-  const redirect = () => resource('1-app-router-redirect', { upstream_service: '1-app-service', middlewares: [{ id: 'rate-limit', priority: 100 }] });
+  const redirect = () =>
+    resource('1-app-router-redirect', {
+      upstream_service: '1-app-service',
+      middlewares: [{ id: 'rate-limit', priority: 100 }],
+    });
   const base = { ...workedInput(), resources: [workedResource(), redirect()] };
   const shuffled = pangolinInput(reverseKeys(parseLossless(WORKED_UPSTREAM)), {
     middlewares: [rateLimit, authelia].map(reverseKeys),
@@ -189,5 +263,8 @@ test('generation never mutates its input', (t) => {
   // generation does not change (our middleware configs) are shared, read-only, with the input
   (result.config as any).http.routers['1-app-router'].tls.certResolver = 'changed';
   t.is(stringifyCanonical(input), before);
-  t.is((result.config as any).http.middlewares.authelia.forwardAuth, input.middlewares.find((m) => m.id === 'authelia')!.config);
+  t.is(
+    (result.config as any).http.middlewares.authelia.forwardAuth,
+    input.middlewares.find((m) => m.id === 'authelia')!.config,
+  );
 });

@@ -25,10 +25,15 @@ export type Config = Record<string, any>;
 export type ConfigPatch = { [K in keyof ResourceConfig]?: Partial<ResourceConfig[K]> };
 
 /** An active resource with defaults; `config` entries are merged over the default sub-objects. */
-export function resource(id: string, fields: Partial<Omit<Resource, 'config'>> = {}, config: ConfigPatch = {}): Resource {
+export function resource(
+  id: string,
+  fields: Partial<Omit<Resource, 'config'>> = {},
+  config: ConfigPatch = {},
+): Resource {
   const defaults = defaultResourceConfig();
   const merged = { ...defaults } as Record<string, unknown>;
-  for (const [key, value] of Object.entries(config)) merged[key] = { ...(defaults as unknown as Record<string, object>)[key], ...value };
+  for (const [key, value] of Object.entries(config))
+    merged[key] = { ...(defaults as unknown as Record<string, object>)[key], ...value };
   return {
     id,
     name: id,
@@ -64,7 +69,11 @@ export interface FixtureRouter {
 }
 
 /** The resource discovery makes of a fixture router (one Host, `badger` upstream), with extra fields and config patches. */
-export function fixtureResource(router: FixtureRouter, fields: Partial<Resource> = {}, config: ConfigPatch = {}): Resource {
+export function fixtureResource(
+  router: FixtureRouter,
+  fields: Partial<Resource> = {},
+  config: ConfigPatch = {},
+): Resource {
   return resource(
     router.id,
     {
@@ -94,11 +103,23 @@ export function mtlsState(fields: Partial<MtlsState> = {}): MtlsState {
 }
 
 export function pangolinInput(upstream: unknown, fields: Partial<GenerationInput> = {}): GenerationInput {
-  return { mode: 'pangolin', upstream, middlewares: [], services: [], discoveredServices: [], resources: [], mtls: mtlsState(), ...fields };
+  return {
+    mode: 'pangolin',
+    upstream,
+    middlewares: [],
+    services: [],
+    discoveredServices: [],
+    resources: [],
+    mtls: mtlsState(),
+    ...fields,
+  };
 }
 
 /** Generates in Pangolin mode over the fixture `traefik-config.json` with `resources` and any other inputs. */
-export function generatePangolin(resources: Resource[], extra: Partial<GenerationInput> = {}): { result: GenerationResult; config: Config } {
+export function generatePangolin(
+  resources: Resource[],
+  extra: Partial<GenerationInput> = {},
+): { result: GenerationResult; config: Config } {
   const result = generateConfig(pangolinInput(loadFixture('pangolin', 'traefik-config.json'), { resources, ...extra }));
   return { result, config: result.config as Config };
 }
@@ -115,7 +136,12 @@ export const authelia: Middleware = {
   },
 };
 
-export const rateLimit: Middleware = { id: 'rate-limit', name: 'Rate limit', type: 'rateLimit', config: { average: 100, burst: 50 } };
+export const rateLimit: Middleware = {
+  id: 'rate-limit',
+  name: 'Rate limit',
+  type: 'rateLimit',
+  config: { average: 100, burst: 50 },
+};
 
 export const appV2: Service = {
   id: 'app-v2',
@@ -147,7 +173,10 @@ export function workedResource(): Resource {
       hosts: ['app.example.com'],
       upstream_service: '1-app-service',
       upstream_middlewares: ['badger'],
-      middlewares: [{ id: 'authelia', priority: 200 }, { id: 'rate-limit', priority: 100 }],
+      middlewares: [
+        { id: 'authelia', priority: 200 },
+        { id: 'rate-limit', priority: 100 },
+      ],
       external_middlewares: [{ name: 'crowdsec@file', priority: 150, provider: null }],
       service_id: 'app-v2',
     },
@@ -157,7 +186,10 @@ export function workedResource(): Resource {
 
 /** Router `name` of a generated config (throws if absent, so tests fail loudly). */
 export function router(config: Record<string, unknown>, name: string, protocol = 'http'): Record<string, unknown> {
-  const routers = (config[protocol] as Record<string, Record<string, unknown>>).routers as Record<string, Record<string, unknown>>;
+  const routers = (config[protocol] as Record<string, Record<string, unknown>>).routers as Record<
+    string,
+    Record<string, unknown>
+  >;
   if (!routers[name]) throw new Error(`no router ${name}`);
   return routers[name];
 }

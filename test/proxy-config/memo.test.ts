@@ -8,22 +8,57 @@ import { generateConfig, type GenerationInput, type GenerationResult } from '../
 import { PatchMemo } from '../../model/generate/generate-memo.ts';
 import type { Resource } from '../../model/types.ts';
 import { FragmentCache, serializeJson } from '../../plugins/proxy-config/serialize.ts';
-import { appV2, authelia, fixtureResource, loadFixture, mtlsState, pangolinInput, rateLimit, resource, router } from './inputs.ts';
+import {
+  appV2,
+  authelia,
+  fixtureResource,
+  loadFixture,
+  mtlsState,
+  pangolinInput,
+  rateLimit,
+  resource,
+  router,
+} from './inputs.ts';
 
 type Config = Record<string, any>;
 
-const NEXTCLOUD = { id: '1-nextcloud-router', name: '1-Nextcloud-router', host: 'cloud.example.com', service: '1-Nextcloud-service' };
-const GRAFANA = { id: '2-grafana-router', name: '2-Grafana-router', host: 'grafana.example.com', service: '2-Grafana-service' };
-const JELLYFIN = { id: '6-jellyfin-media-router', name: '6-Jellyfin-Media-router', host: 'media.example.com', service: '6-Jellyfin-Media-service' };
+const NEXTCLOUD = {
+  id: '1-nextcloud-router',
+  name: '1-Nextcloud-router',
+  host: 'cloud.example.com',
+  service: '1-Nextcloud-service',
+};
+const GRAFANA = {
+  id: '2-grafana-router',
+  name: '2-Grafana-router',
+  host: 'grafana.example.com',
+  service: '2-Grafana-service',
+};
+const JELLYFIN = {
+  id: '6-jellyfin-media-router',
+  name: '6-Jellyfin-Media-router',
+  host: 'media.example.com',
+  service: '6-Jellyfin-Media-service',
+};
 
 function baseResources(): Resource[] {
   return [
-    fixtureResource(NEXTCLOUD, { middlewares: [{ id: 'authelia', priority: 200 }], service_id: 'app-v2' }, { headers: { request: { 'X-A': '1' }, response: {} } }),
-    fixtureResource(GRAFANA, { middlewares: [{ id: 'ghost', priority: 100 }], external_middlewares: [{ name: 'crowdsec', priority: 150, provider: 'file' }] }),
+    fixtureResource(
+      NEXTCLOUD,
+      { middlewares: [{ id: 'authelia', priority: 200 }], service_id: 'app-v2' },
+      { headers: { request: { 'X-A': '1' }, response: {} } },
+    ),
+    fixtureResource(GRAFANA, {
+      middlewares: [{ id: 'ghost', priority: 100 }],
+      external_middlewares: [{ name: 'crowdsec', priority: 150, provider: 'file' }],
+    }),
     fixtureResource(JELLYFIN, {}, { tcp: { enabled: true }, priority: { priority: 900 } }),
     // a second resource claiming Nextcloud's router: patches the first one's copy
     fixtureResource({ ...NEXTCLOUD, id: '9-nextcloud-again' }, { middlewares: [{ id: 'rate-limit', priority: 100 }] }),
-    fixtureResource({ ...GRAFANA, id: '0-disabled' }, { status: 'disabled', middlewares: [{ id: 'authelia', priority: 100 }] }),
+    fixtureResource(
+      { ...GRAFANA, id: '0-disabled' },
+      { status: 'disabled', middlewares: [{ id: 'authelia', priority: 100 }] },
+    ),
   ];
 }
 
@@ -54,12 +89,20 @@ function observable(result: GenerationResult): string {
 }
 
 /** Generates with the memo and from scratch; asserts both agree and returns the memo's result. */
-function both(t: import('ava').ExecutionContext, memo: PatchMemo, input: GenerationInput, step: string): GenerationResult {
+function both(
+  t: import('ava').ExecutionContext,
+  memo: PatchMemo,
+  input: GenerationInput,
+  step: string,
+): GenerationResult {
   const memoised = generateConfig(input, memo);
   const scratch = generateConfig(input);
   t.is(observable(memoised), observable(scratch), step);
   // and the provider's JSON path: the map cache carried from step to step writes the same bytes
-  t.true(serializeJson(memoised.config, fragments.get(memo)).equals(serializeJson(scratch.config)), `${step}: bytes through the fragment cache`);
+  t.true(
+    serializeJson(memoised.config, fragments.get(memo)).equals(serializeJson(scratch.config)),
+    `${step}: bytes through the fragment cache`,
+  );
   return memoised;
 }
 
@@ -77,10 +120,17 @@ test('memo: every change in a series gives the same bytes, conflicts and outcome
   // nothing changed: every cacheable resource is replayed (the TCP one is always patched)
   const again = both(t, memo, input, 'unchanged');
   t.deepEqual(memo.stats, { replayed: 4, patched: 1 });
-  t.is(router(again.config, '2-Grafana-router'), router(first.config, '2-Grafana-router'), 'the same router object is reused');
+  t.is(
+    router(again.config, '2-Grafana-router'),
+    router(first.config, '2-Grafana-router'),
+    'the same router object is reused',
+  );
 
   // a middleware body changes (same id): routers are replayed, the body is new
-  input = { ...input, middlewares: [{ ...authelia, config: { ...authelia.config, address: 'http://authelia:9999/' } }, rateLimit] };
+  input = {
+    ...input,
+    middlewares: [{ ...authelia, config: { ...authelia.config, address: 'http://authelia:9999/' } }, rateLimit],
+  };
   const edited = both(t, memo, input, 'middleware body edited');
   t.deepEqual(memo.stats, { replayed: 4, patched: 1 });
   t.is((edited.config as Config).http.middlewares.authelia.forwardAuth.address, 'http://authelia:9999/');
@@ -96,7 +146,10 @@ test('memo: every change in a series gives the same bytes, conflicts and outcome
   t.deepEqual(memo.stats, { replayed: 2, patched: 3 });
 
   // a middleware nobody references appears: nothing to patch again
-  input = { ...input, middlewares: [...input.middlewares, { id: 'ghost', name: 'Ghost', type: 'headers', config: {} }] };
+  input = {
+    ...input,
+    middlewares: [...input.middlewares, { id: 'ghost', name: 'Ghost', type: 'headers', config: {} }],
+  };
   both(t, memo, input, 'unreferenced middleware added');
   t.deepEqual(memo.stats, { replayed: 4, patched: 1 });
 
@@ -118,7 +171,16 @@ test('memo: every change in a series gives the same bytes, conflicts and outcome
 
   // the upstream now defines a key one of our replayed patches puts: replay falls back, conflict reported
   const upstream = input.upstream as Config;
-  input = { ...input, upstream: { ...upstream, http: { ...upstream.http, middlewares: { ...upstream.http.middlewares, '1-nextcloud-router_headers': { headers: {} } } } } };
+  input = {
+    ...input,
+    upstream: {
+      ...upstream,
+      http: {
+        ...upstream.http,
+        middlewares: { ...upstream.http.middlewares, '1-nextcloud-router_headers': { headers: {} } },
+      },
+    },
+  };
   const clash = both(t, memo, input, 'upstream takes a key of ours');
   t.true(clash.conflicts.some((c) => c.key === '1-nextcloud-router_headers'));
 
@@ -127,7 +189,14 @@ test('memo: every change in a series gives the same bytes, conflicts and outcome
   t.is(memo.stats.replayed, 2);
 
   // mTLS state change: the environment changed
-  input = { ...input, mtls: mtlsState({ enabled: true, ca_pem: '-----BEGIN CERTIFICATE-----', plugin: { installed: true, key: 'mtlswhitelist' } }) };
+  input = {
+    ...input,
+    mtls: mtlsState({
+      enabled: true,
+      ca_pem: '-----BEGIN CERTIFICATE-----',
+      plugin: { installed: true, key: 'mtlswhitelist' },
+    }),
+  };
   input = replaceResource(input, GRAFANA.id, (r) => ({ ...r, config: { ...r.config, mtls: { enabled: true } } }));
   both(t, memo, input, 'mTLS on');
   both(t, memo, input, 'mTLS on, unchanged');
@@ -142,10 +211,18 @@ test('memo: every change in a series gives the same bytes, conflicts and outcome
 test('memo: Traefik mode replays routers of unchanged resources and follows a changed runtime router', (t) => {
   const routers = loadFixture('traefik-api', 'http-routers.json') as Config[];
   const make = (upstream: unknown, resources: Resource[]): GenerationInput => ({
-    mode: 'traefik', upstream, middlewares: [authelia], services: [], discoveredServices: [], resources, mtls: mtlsState(),
+    mode: 'traefik',
+    upstream,
+    middlewares: [authelia],
+    services: [],
+    discoveredServices: [],
+    resources,
+    mtls: mtlsState(),
   });
   const named = routers.filter((r) => typeof r.name === 'string' && !r.name.includes('@internal')).slice(0, 3);
-  const resources = named.map((r, i) => resource(`r${i}`, { router: r.name, source: 'traefik', middlewares: [{ id: 'authelia', priority: 100 }] }));
+  const resources = named.map((r, i) =>
+    resource(`r${i}`, { router: r.name, source: 'traefik', middlewares: [{ id: 'authelia', priority: 100 }] }),
+  );
   const memo = memoWithCache();
   both(t, memo, make(routers, resources), 'initial');
   both(t, memo, make(routers, resources), 'unchanged');

@@ -18,23 +18,76 @@ const validate = new Ajv({ allErrors: true }).compile(schema);
 /** Ajv needs plain numbers: MaxInt64 priorities are compared as their nearest double. */
 const forAjv = (text: string) => JSON.parse(text);
 
-const post = (app: FastifyInstance, url: string, payload?: unknown) => app.inject({ method: 'POST', url, payload: payload as object });
-const put = (app: FastifyInstance, url: string, payload: unknown) => app.inject({ method: 'PUT', url, payload: payload as object });
+const post = (app: FastifyInstance, url: string, payload?: unknown) =>
+  app.inject({ method: 'POST', url, payload: payload as object });
+const put = (app: FastifyInstance, url: string, payload: unknown) =>
+  app.inject({ method: 'PUT', url, payload: payload as object });
 
 /** Our objects on top of the fixture stack: one of each kind of override on Nextcloud and Jellyfin. */
 async function applyOverrides(t: Parameters<typeof harness>[0], app: FastifyInstance): Promise<void> {
-  const ok = (res: { statusCode: number; body: string }, what: string) => t.true(res.statusCode < 300, `${what}: ${res.statusCode} ${res.body}`);
-  ok(await post(app, '/api/middlewares', { id: 'authelia', name: 'Authelia', type: 'forwardAuth', config: { address: 'http://authelia:9091/api/authz/forward-auth', trustForwardHeader: true, authResponseHeaders: ['Remote-User'] } }), 'middleware');
-  ok(await post(app, '/api/middlewares', { id: 'rate-limit', name: 'Rate limit', type: 'rateLimit', config: { average: 100, burst: 50 } }), 'middleware');
-  ok(await post(app, '/api/services', { id: 'cloud-v2', name: 'Cloud v2', type: 'loadBalancer', config: { servers: [{ url: 'http://127.0.0.1:8080' }] } }), 'service');
-  ok(await post(app, `/api/resources/${NEXTCLOUD}/middlewares`, { middleware_id: 'authelia', priority: 200 }), 'assign');
-  ok(await post(app, `/api/resources/${NEXTCLOUD}/middlewares`, { middleware_id: 'rate-limit', priority: 100 }), 'assign');
-  ok(await post(app, `/api/resources/${NEXTCLOUD}/external-middlewares`, { name: 'crowdsec@file', priority: 150 }), 'external');
+  const ok = (res: { statusCode: number; body: string }, what: string) =>
+    t.true(res.statusCode < 300, `${what}: ${res.statusCode} ${res.body}`);
+  ok(
+    await post(app, '/api/middlewares', {
+      id: 'authelia',
+      name: 'Authelia',
+      type: 'forwardAuth',
+      config: {
+        address: 'http://authelia:9091/api/authz/forward-auth',
+        trustForwardHeader: true,
+        authResponseHeaders: ['Remote-User'],
+      },
+    }),
+    'middleware',
+  );
+  ok(
+    await post(app, '/api/middlewares', {
+      id: 'rate-limit',
+      name: 'Rate limit',
+      type: 'rateLimit',
+      config: { average: 100, burst: 50 },
+    }),
+    'middleware',
+  );
+  ok(
+    await post(app, '/api/services', {
+      id: 'cloud-v2',
+      name: 'Cloud v2',
+      type: 'loadBalancer',
+      config: { servers: [{ url: 'http://127.0.0.1:8080' }] },
+    }),
+    'service',
+  );
+  ok(
+    await post(app, `/api/resources/${NEXTCLOUD}/middlewares`, { middleware_id: 'authelia', priority: 200 }),
+    'assign',
+  );
+  ok(
+    await post(app, `/api/resources/${NEXTCLOUD}/middlewares`, { middleware_id: 'rate-limit', priority: 100 }),
+    'assign',
+  );
+  ok(
+    await post(app, `/api/resources/${NEXTCLOUD}/external-middlewares`, { name: 'crowdsec@file', priority: 150 }),
+    'external',
+  );
   ok(await post(app, `/api/resources/${NEXTCLOUD}/service`, { service_id: 'cloud-v2' }), 'service assign');
-  ok(await put(app, `/api/resources/${NEXTCLOUD}/config/headers`, { request: { 'X-Forwarded-Proto': 'https' }, response: { 'X-Frame-Options': 'DENY' } }), 'headers');
+  ok(
+    await put(app, `/api/resources/${NEXTCLOUD}/config/headers`, {
+      request: { 'X-Forwarded-Proto': 'https' },
+      response: { 'X-Frame-Options': 'DENY' },
+    }),
+    'headers',
+  );
   ok(await put(app, `/api/resources/${NEXTCLOUD}/config/priority`, { priority: 500 }), 'priority');
   ok(await put(app, `/api/resources/${JELLYFIN}/config/http`, { entrypoints: ['websecure', 'web'] }), 'entrypoints');
-  ok(await put(app, `/api/resources/${JELLYFIN}/config/tls`, { cert_resolver: 'other', domains: [{ main: 'media.example.com', sans: ['*.media.example.com'] }], options: null }), 'tls');
+  ok(
+    await put(app, `/api/resources/${JELLYFIN}/config/tls`, {
+      cert_resolver: 'other',
+      domains: [{ main: 'media.example.com', sans: ['*.media.example.com'] }],
+      options: null,
+    }),
+    'tls',
+  );
   ok(await put(app, `/api/resources/${JELLYFIN}/config/tcp`, { enabled: true, entrypoints: ['tcp-443'] }), 'tcp');
 }
 
@@ -50,15 +103,25 @@ test('the fixture stack plus our overrides gives a schema-valid config with ever
   t.deepEqual(nextcloud.middlewares, [`${NEXTCLOUD}_headers`, 'authelia', 'crowdsec@file', 'rate-limit', 'badger']);
   t.is(nextcloud.service, 'cloud-v2');
   t.is(nextcloud.priority, 500);
-  t.deepEqual(config.http.middlewares[`${NEXTCLOUD}_headers`], { headers: { customRequestHeaders: { 'X-Forwarded-Proto': 'https' }, customResponseHeaders: { 'X-Frame-Options': 'DENY' } } });
+  t.deepEqual(config.http.middlewares[`${NEXTCLOUD}_headers`], {
+    headers: {
+      customRequestHeaders: { 'X-Forwarded-Proto': 'https' },
+      customResponseHeaders: { 'X-Frame-Options': 'DENY' },
+    },
+  });
   t.deepEqual(config.http.services['cloud-v2'], { loadBalancer: { servers: [{ url: 'http://127.0.0.1:8080' }] } });
   const jellyfin = config.http.routers['6-Jellyfin-Media-router'];
   t.deepEqual(jellyfin.entryPoints, ['websecure', 'web']);
-  t.deepEqual(jellyfin.tls, { certResolver: 'other', domains: [{ main: 'media.example.com', sans: ['*.media.example.com'] }] });
+  t.deepEqual(jellyfin.tls, {
+    certResolver: 'other',
+    domains: [{ main: 'media.example.com', sans: ['*.media.example.com'] }],
+  });
   const tcp = config.tcp.routers[`${JELLYFIN}_tcp`];
   t.deepEqual(tcp.entryPoints, ['tcp-443']);
   t.is(tcp.rule, 'HostSNI(`media.example.com`)');
-  t.deepEqual(config.tcp.services[`${JELLYFIN}_tcp`], { loadBalancer: { servers: [{ address: '100.89.128.16:52390' }] } });
+  t.deepEqual(config.tcp.services[`${JELLYFIN}_tcp`], {
+    loadBalancer: { servers: [{ address: '100.89.128.16:52390' }] },
+  });
   // untouched upstream parts pass through: the UDP section and the redirect routers
   t.truthy(config.udp.routers['7-Bedrock-router']);
   t.deepEqual(config.http.routers['1-Nextcloud-router-redirect'].middlewares, ['redirect-to-https']);
@@ -101,8 +164,16 @@ test('If-None-Match answers 304; gzip, YAML and HEAD are served from the same ge
   t.is(gz.headers['content-encoding'], 'gzip');
   t.is(gunzipSync(gz.rawPayload).toString(), plain.body);
   t.true(gz.rawPayload.length < plain.rawPayload.length);
-  t.is((await app.inject({ url: '/api/proxy-config', headers: { 'accept-encoding': 'gzip;q=0' } })).headers['content-encoding'], undefined);
-  for (const request of [{ url: '/api/proxy-config?format=yaml' }, { url: '/api/proxy-config', headers: { accept: 'application/yaml' } }]) {
+  t.is(
+    (await app.inject({ url: '/api/proxy-config', headers: { 'accept-encoding': 'gzip;q=0' } })).headers[
+      'content-encoding'
+    ],
+    undefined,
+  );
+  for (const request of [
+    { url: '/api/proxy-config?format=yaml' },
+    { url: '/api/proxy-config', headers: { accept: 'application/yaml' } },
+  ]) {
     const yaml = await app.inject(request);
     t.regex(String(yaml.headers['content-type']), /^application\/yaml/);
     t.deepEqual(parseYaml(yaml.body), JSON.parse(plain.body)); // the fixture has no integer above 2^53
@@ -153,7 +224,9 @@ test('a failing upstream keeps the last good config with X-Config-Stale, for 500
 });
 
 test('an empty upstream after a non-empty one is used only after the confirmations', async (t) => {
-  const { app, fake } = await harness(t, { config: { discovery: { empty_confirmations: 3, exclude: ['*-redirect'] } } });
+  const { app, fake } = await harness(t, {
+    config: { discovery: { empty_confirmations: 3, exclude: ['*-redirect'] } },
+  });
   await app.proxyConfig.regenerate();
   const good = await app.inject({ url: '/api/proxy-config' });
   fake.state.pangolinFile = 'traefik-config-empty.json';
@@ -176,7 +249,10 @@ test('a hand-edited middleware file is served with a new ETag (within a second o
   t.log(`edit to served: ${(performance.now() - start).toFixed(0)} ms`);
   const config = parseLossless((await app.inject({ url: '/api/proxy-config' })).body) as any;
   t.deepEqual(config.http.middlewares.gzip, { compress: {} });
-  await writeFile(path.join(dataDir, 'middlewares', 'broken.yaml'), 'name: Broken\ntype: rateLimit\nconfig:\n  avrage: 10\n');
+  await writeFile(
+    path.join(dataDir, 'middlewares', 'broken.yaml'),
+    'name: Broken\ntype: rateLimit\nconfig:\n  avrage: 10\n',
+  );
   const status = await waitFor(async () => {
     const body = (await app.inject({ url: '/api/proxy-config/status' })).json();
     return body.invalid_files.length > 0 ? body : null;
@@ -230,5 +306,8 @@ test('provider.token: reads need it (or any API token); without it they are open
   const denied = await app.inject({ url: '/api/v1/proxy-config' });
   t.is(denied.statusCode, 401);
   t.is(denied.json().id, 'auth_failed');
-  t.is((await app.inject({ url: '/api/v1/proxy-config', headers: { authorization: 'Bearer traefik-secret' } })).statusCode, 200);
+  t.is(
+    (await app.inject({ url: '/api/v1/proxy-config', headers: { authorization: 'Bearer traefik-secret' } })).statusCode,
+    200,
+  );
 });

@@ -3,21 +3,44 @@ import { createHash } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import { etagOf, FragmentCache, serializeJson, serializeYaml } from '../../plugins/proxy-config/serialize.ts';
 import { generateConfig, type GenerationInput } from '../../model/generate/generate.ts';
-import { appV2, authelia, fixtureResource, type FixtureRouter, loadFixture, pangolinInput, rateLimit, SCHEMA_PATH, schemaWarnings } from './inputs.ts';
+import {
+  appV2,
+  authelia,
+  fixtureResource,
+  type FixtureRouter,
+  loadFixture,
+  pangolinInput,
+  rateLimit,
+  SCHEMA_PATH,
+  schemaWarnings,
+} from './inputs.ts';
 import { createSchemaChecker } from '../../plugins/proxy-config/schema-check.ts';
 
 const sample = {
   http: {
-    routers: { b: { priority: 9223372036854775808n, rule: 'Host(`b.example.com`)' }, a: { service: 'svc', entryPoints: ['web'] } },
-    middlewares: { long: { headers: { customRequestHeaders: { 'X-Long': 'word '.repeat(60).trim(), 'X-True': 'true', 'X-Empty': '' } } } },
+    routers: {
+      b: { priority: 9223372036854775808n, rule: 'Host(`b.example.com`)' },
+      a: { service: 'svc', entryPoints: ['web'] },
+    },
+    middlewares: {
+      long: {
+        headers: { customRequestHeaders: { 'X-Long': 'word '.repeat(60).trim(), 'X-True': 'true', 'X-Empty': '' } },
+      },
+    },
   },
-  tls: { options: { sm_mtls: { clientAuth: { caFiles: ['-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n'] } } } },
+  tls: {
+    options: {
+      sm_mtls: { clientAuth: { caFiles: ['-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n'] } },
+    },
+  },
 };
 
 test('JSON is compact, recursively key-sorted, BigInt as digits, one trailing newline', (t) => {
   const text = serializeJson(sample).toString('utf8');
   t.true(text.startsWith('{"http":{"middlewares":{"long":'));
-  t.true(text.includes('"routers":{"a":{"entryPoints":["web"],"service":"svc"},"b":{"priority":9223372036854775808,"rule"'));
+  t.true(
+    text.includes('"routers":{"a":{"entryPoints":["web"],"service":"svc"},"b":{"priority":9223372036854775808,"rule"'),
+  );
   t.true(text.endsWith('}}}}}\n'));
   t.is(text.indexOf('\n'), text.length - 1, 'only the final newline');
   t.false(/[{,:] /.test(text));
@@ -26,7 +49,11 @@ test('JSON is compact, recursively key-sorted, BigInt as digits, one trailing ne
 test('YAML has sorted keys, 2-space indent, unfolded lines, exact BigInt and round-trips', (t) => {
   const text = serializeYaml(sample).toString('utf8');
   t.true(text.startsWith('http:\n  middlewares:\n    long:\n'));
-  t.true(text.includes('\n  routers:\n    a:\n      entryPoints:\n        - web\n      service: svc\n    b:\n      priority: 9223372036854775808\n'));
+  t.true(
+    text.includes(
+      '\n  routers:\n    a:\n      entryPoints:\n        - web\n      service: svc\n    b:\n      priority: 9223372036854775808\n',
+    ),
+  );
   t.true(text.includes(`X-Long: ${'word '.repeat(60).trim()}\n`), 'no line folding');
   t.true(text.includes('X-True: "true"\n'), 'strings that look like booleans stay strings');
   t.false(text.includes('&') || text.includes('*'), 'no anchors or aliases');
@@ -40,7 +67,10 @@ test('objects shared between two places are written out twice, not as YAML alias
 });
 
 test('serialisation is byte-identical whatever the key insertion order', (t) => {
-  const reordered = { tls: sample.tls, http: { middlewares: sample.http.middlewares, routers: { a: sample.http.routers.a, b: sample.http.routers.b } } };
+  const reordered = {
+    tls: sample.tls,
+    http: { middlewares: sample.http.middlewares, routers: { a: sample.http.routers.a, b: sample.http.routers.b } },
+  };
   t.true(serializeJson(sample).equals(serializeJson(reordered)));
   t.true(serializeYaml(sample).equals(serializeYaml(reordered)));
 });
@@ -55,7 +85,10 @@ test('etagOf is the quoted first 32 hex digits of the SHA-256 of the bytes', (t)
 
 test('schema check: the fixtures validate and BigInt priorities are accepted', (t) => {
   t.deepEqual(schemaWarnings(loadFixture('pangolin', 'traefik-config.json')), []);
-  t.deepEqual(schemaWarnings({ http: { routers: { r: { rule: 'Path(`/`)', service: 's', priority: 9223372036854775807n } } } }), []);
+  t.deepEqual(
+    schemaWarnings({ http: { routers: { r: { rule: 'Path(`/`)', service: 's', priority: 9223372036854775807n } } } }),
+    [],
+  );
 });
 
 test('schema check lists newer Traefik fields once each, without oneOf noise', (t) => {
@@ -95,7 +128,12 @@ test('schema check with memo: same warnings as a full check as objects come and 
   t.true(schemaWarnings(configs[3]).some((w) => w.path === '/http/routers/a~1b~0c'));
 });
 
-const JELLYFIN: FixtureRouter = { id: '6-jellyfin-media-router', name: '6-Jellyfin-Media-router', host: 'media.example.com', service: '6-Jellyfin-Media-service' };
+const JELLYFIN: FixtureRouter = {
+  id: '6-jellyfin-media-router',
+  name: '6-Jellyfin-Media-router',
+  host: 'media.example.com',
+  service: '6-Jellyfin-Media-service',
+};
 
 test('the fragment cache gives the same bytes as a full serialisation, generation after generation', (t) => {
   const upstream = loadFixture('pangolin', 'traefik-config.json');
@@ -106,7 +144,11 @@ test('the fragment cache gives the same bytes as a full serialisation, generatio
     // same objects again: every unchanged object comes from the cache
     pangolinInput(upstream, { middlewares: [authelia, rateLimit], services: [appV2], resources: [jellyfin] }),
     // a changed middleware (a new object, as the store makes on every change) and a new upstream body
-    pangolinInput(loadFixture('pangolin', 'traefik-config-changed.json'), { middlewares: [{ ...rateLimit, config: { average: 5, burst: 1 } }], services: [appV2], resources: [jellyfin] }),
+    pangolinInput(loadFixture('pangolin', 'traefik-config-changed.json'), {
+      middlewares: [{ ...rateLimit, config: { average: 5, burst: 1 } }],
+      services: [appV2],
+      resources: [jellyfin],
+    }),
     pangolinInput(upstream, { middlewares: [], services: [], resources: [] }),
   ];
   for (const [i, input] of steps.entries()) {

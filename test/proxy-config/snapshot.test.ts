@@ -22,21 +22,28 @@ test('a restart serves the saved config, stale, before its own first generation'
   await app.close();
   fake.state.fault = '502';
   // the upstream cache removed, the snapshot kept: the new instance has nothing of its own to serve
-  for (const entry of ['upstream-pangolin.json', 'upstream-traefik.json']) await rm(path.join(dataDir, '.cache', entry), { force: true });
+  for (const entry of ['upstream-pangolin.json', 'upstream-traefik.json'])
+    await rm(path.join(dataDir, '.cache', entry), { force: true });
   const again = await build(t, { dataDir, config: { auth: { mode: 'off' }, templates: { seed: false } } });
   const served = await again.inject({ url: '/api/proxy-config' });
   t.is(served.statusCode, 200);
   t.is(served.body, good.body);
   t.is(served.headers.etag, good.headers.etag);
   t.is(served.headers['x-config-stale'], 'true');
-  t.is((await again.inject({ url: '/api/proxy-config', headers: { 'if-none-match': String(good.headers.etag) } })).statusCode, 304);
+  t.is(
+    (await again.inject({ url: '/api/proxy-config', headers: { 'if-none-match': String(good.headers.etag) } }))
+      .statusCode,
+    304,
+  );
   const status = await again.inject({ url: '/api/proxy-config/status' });
   t.is(status.statusCode, 200);
   t.like(status.json(), { status: 'starting', stale: true, etag: String(good.headers.etag).slice(1, -1) });
 });
 
 test('before the app exists the early handler serves the snapshot, health, and 503 for the rest', async (t) => {
-  const body = Buffer.from(`${JSON.stringify({ http: { routers: { a: { rule: 'Host(`a`)', service: 's'.repeat(2000) } } } })}\n`);
+  const body = Buffer.from(
+    `${JSON.stringify({ http: { routers: { a: { rule: 'Host(`a`)', service: 's'.repeat(2000) } } } })}\n`,
+  );
   const handler = earlyHandler({ etag: '"abc"', generatedAt: '2026-11-24T00:00:00.000Z', body }, 'traefik-secret');
   const server = createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -52,19 +59,24 @@ test('before the app exists the early handler serves the snapshot, health, and 5
   t.deepEqual(Buffer.from(await served.arrayBuffer()), body);
   t.is((await fetch(`${base}/api/proxy-config`, { headers: { ...auth, 'if-none-match': '"abc"' } })).status, 304);
   const zipped = await new Promise<Buffer>((resolve, reject) => {
-    import('node:http').then(({ get }) => get(`${base}/api/v1/traefik-config`, { headers: { ...auth, 'accept-encoding': 'gzip' } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve(Buffer.concat(chunks))).on('error', reject);
-    }));
+    import('node:http').then(({ get }) =>
+      get(`${base}/api/v1/traefik-config`, { headers: { ...auth, 'accept-encoding': 'gzip' } }, (res) => {
+        const chunks: Buffer[] = [];
+        res
+          .on('data', (c: Buffer) => chunks.push(c))
+          .on('end', () => resolve(Buffer.concat(chunks)))
+          .on('error', reject);
+      }),
+    );
   });
   t.deepEqual(gunzipSync(zipped), body);
 
   t.is((await fetch(`${base}/api/v1/proxy-config`)).status, 503, 'provider.token is still required');
   const health = await fetch(`${base}/api/health`);
   t.is(health.status, 200);
-  t.is((await health.json() as { status: string }).status, 'ok');
+  t.is(((await health.json()) as { status: string }).status, 'ok');
   const other = await fetch(`${base}/api/middlewares`);
   t.is(other.status, 503);
-  t.is((await other.json() as { id: string }).id, 'unhealthy');
+  t.is(((await other.json()) as { id: string }).id, 'unhealthy');
   t.is(other.headers.get('retry-after'), '1');
 });

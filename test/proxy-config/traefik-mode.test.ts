@@ -22,16 +22,20 @@ function traefikInput(resources: Resource[], extra: Partial<GenerationInput> = {
 }
 
 const nextcloud = (fields: Partial<Resource> = {}, config: Parameters<typeof resource>[2] = {}) =>
-  resource('1-nextcloud-router', {
-    router: '1-Nextcloud-router@http',
-    name: '1-Nextcloud-router',
-    source: 'traefik',
-    rule: 'Host(`cloud.example.com`)',
-    upstream_service: '1-Nextcloud-service',
-    upstream_middlewares: ['crowdsec@file', 'badger@http'],
-    middlewares: [{ id: 'authelia', priority: 100 }],
-    ...fields,
-  }, config);
+  resource(
+    '1-nextcloud-router',
+    {
+      router: '1-Nextcloud-router@http',
+      name: '1-Nextcloud-router',
+      source: 'traefik',
+      rule: 'Host(`cloud.example.com`)',
+      upstream_service: '1-Nextcloud-service',
+      upstream_middlewares: ['crowdsec@file', 'badger@http'],
+      middlewares: [{ id: 'authelia', priority: 100 }],
+      ...fields,
+    },
+    config,
+  );
 
 test('Traefik mode emits a new provider-qualified router that outranks the original by one', (t) => {
   const result = generateConfig(traefikInput([nextcloud()]));
@@ -53,7 +57,11 @@ test('Traefik mode emits a new provider-qualified router that outranks the origi
 });
 
 test('Traefik mode keeps a MaxInt64-range priority exact (priorityStr) when adding one', (t) => {
-  const api = resource('api', { router: 'api@internal', name: 'api', source: 'traefik', upstream_service: 'api@internal' }, { http: { entrypoints: ['traefik'] } });
+  const api = resource(
+    'api',
+    { router: 'api@internal', name: 'api', source: 'traefik', upstream_service: 'api@internal' },
+    { http: { entrypoints: ['traefik'] } },
+  );
   const result = generateConfig(traefikInput([api]));
   const r = router(result.config, 'api');
   t.is(r.priority, 9223372036854775807n);
@@ -68,8 +76,16 @@ test('Traefik mode keeps a MaxInt64-range priority exact (priorityStr) when addi
 test('Traefik mode prefers priorityStr over a rounded priority number, and +1 stays exact past MaxInt64', (t) => {
   // JSON.parse rounds 9223372036854775806 to 9223372036854775808: only priorityStr is exact
   const lossy = JSON.parse(readFileSync(fixture('traefik-api', 'http-routers.json'), 'utf8'));
-  const api = resource('api', { router: 'api@internal', upstream_service: 'api@internal' }, { http: { entrypoints: ['traefik'] } });
-  const ping = resource('ping', { router: 'ping@internal', upstream_service: 'ping@internal' }, { http: { entrypoints: ['web'] } });
+  const api = resource(
+    'api',
+    { router: 'api@internal', upstream_service: 'api@internal' },
+    { http: { entrypoints: ['traefik'] } },
+  );
+  const ping = resource(
+    'ping',
+    { router: 'ping@internal', upstream_service: 'ping@internal' },
+    { http: { entrypoints: ['web'] } },
+  );
   const result = generateConfig(traefikInput([api, ping], { upstream: lossy }));
   t.is(router(result.config, 'api').priority, 9223372036854775807n);
   t.is(router(result.config, 'ping').priority, 9223372036854775808n);
@@ -98,8 +114,14 @@ test('Traefik mode falls back to the resource fields when the router is not in t
 });
 
 test('Traefik mode applies overrides on the new router, discovered services by upstream name', (t) => {
-  const discovered = { id: '2-grafana-service', protocol: 'http' as const, type: 'loadBalancer', upstream_name: '2-Grafana-service@http', provider: 'http',
-    config: { servers: [{ url: 'http://100.89.128.8:46211' }] } };
+  const discovered = {
+    id: '2-grafana-service',
+    protocol: 'http' as const,
+    type: 'loadBalancer',
+    upstream_name: '2-Grafana-service@http',
+    provider: 'http',
+    config: { servers: [{ url: 'http://100.89.128.8:46211' }] },
+  };
   const res = nextcloud(
     { service_id: '2-grafana-service', external_middlewares: [{ name: 'geoblock', priority: 300, provider: 'file' }] },
     { priority: { priority: 1000 }, http: { entrypoints: ['internal'] }, tcp: { enabled: true } },
@@ -112,13 +134,19 @@ test('Traefik mode applies overrides on the new router, discovered services by u
   t.deepEqual(r.entryPoints, ['internal']);
   t.deepEqual(r.middlewares, ['geoblock@file', 'authelia', 'crowdsec@file', 'badger@http']);
   // TCP servers derived from the discovered service's load balancer
-  t.deepEqual(entry(config, 'tcp', 'services', '1-nextcloud-router_tcp'), { loadBalancer: { servers: [{ address: '100.89.128.8:46211' }] } });
+  t.deepEqual(entry(config, 'tcp', 'services', '1-nextcloud-router_tcp'), {
+    loadBalancer: { servers: [{ address: '100.89.128.8:46211' }] },
+  });
   t.deepEqual(schemaWarnings(config), []);
 });
 
 test('Traefik mode: routers without overrides and disabled resources emit nothing', (t) => {
   const plain = nextcloud({ middlewares: [] });
-  const disabled = resource('2-grafana-router', { router: '2-Grafana-router@http', status: 'disabled', middlewares: [{ id: 'authelia', priority: 100 }] });
+  const disabled = resource('2-grafana-router', {
+    router: '2-Grafana-router@http',
+    status: 'disabled',
+    middlewares: [{ id: 'authelia', priority: 100 }],
+  });
   const result = generateConfig(traefikInput([plain, disabled]));
   t.deepEqual(result.config, { http: { middlewares: { authelia: { forwardAuth: authelia.config } } } });
   t.false(result.resources['1-nextcloud-router'].emitted);

@@ -7,7 +7,9 @@ function deferredLoad<T>() {
   const state = { calls: 0, settle: (_outcome: Outcome<T>) => {} };
   const load = () => {
     state.calls++;
-    return new Promise<Outcome<T>>((resolve) => { state.settle = resolve; });
+    return new Promise<Outcome<T>>((resolve) => {
+      state.settle = resolve;
+    });
   };
   return { state, load };
 }
@@ -45,7 +47,9 @@ test('a failure is shared while pending and dropped once settled; a throwing loa
   t.is(state.calls, 1);
   t.is(cache.size, 0);
   t.deepEqual(await cache.get('a', async () => ({ ok: true, value: 1 })), { ok: true, value: 1 });
-  const thrown = await cache.get('c', async () => { throw new Error('boom'); });
+  const thrown = await cache.get('c', async () => {
+    throw new Error('boom');
+  });
   t.deepEqual(thrown, { ok: false, error: 'Traefik request failed: boom' });
 });
 

@@ -26,7 +26,9 @@ test('lists are read whole with per_page=1000, following X-Next-Page', async (t)
   // search goes with every page
   const searched = await app.inject({ url: '/api/proxy/services?search=service' });
   t.is(searched.statusCode, 200);
-  const pages = fake.requests.filter((request) => request.url.startsWith('/api/http/services')).map((request) => request.url);
+  const pages = fake.requests
+    .filter((request) => request.url.startsWith('/api/http/services'))
+    .map((request) => request.url);
   t.true(pages.length > 1);
   pages.forEach((url, i) => t.is(url, `/api/http/services?per_page=1000&page=${i + 1}&search=service`));
 });
@@ -40,8 +42,10 @@ test('a failing later page fails the whole list: 502, never a partial list', asy
   fake.state.faultPage = 3;
   const body = assertError(t, await app.inject({ url: '/api/proxy/routers' }), 502, 'upstream_unavailable');
   t.regex(body.message, /Traefik answered HTTP 500 .*page=3/);
-  t.deepEqual(fake.requests.filter((request) => request.url.startsWith('/api/http/routers')).map((request) => request.url),
-    [1, 2, 3].map((page) => `/api/http/routers?per_page=1000&page=${page}`));
+  t.deepEqual(
+    fake.requests.filter((request) => request.url.startsWith('/api/http/routers')).map((request) => request.url),
+    [1, 2, 3].map((page) => `/api/http/routers?per_page=1000&page=${page}`),
+  );
 });
 
 test('concurrent identical calls share one upstream request', async (t) => {
@@ -50,7 +54,10 @@ test('concurrent identical calls share one upstream request', async (t) => {
   // Traefik is slow, so every call arrives while the first request still runs
   fake.state.delayMs = 150;
   const responses = await Promise.all(Array.from({ length: 10 }, () => app.inject({ url: '/api/proxy/overview' })));
-  t.deepEqual(responses.map((response) => response.statusCode), Array(10).fill(200));
+  t.deepEqual(
+    responses.map((response) => response.statusCode),
+    Array(10).fill(200),
+  );
   t.is(new Set(responses.map((response) => response.body)).size, 1);
   t.is(hits(fake, '/api/overview'), 1);
 
@@ -62,7 +69,10 @@ test('concurrent identical calls share one upstream request', async (t) => {
     app.inject({ url: '/api/proxy/routers?page=1&page_size=2' }),
     app.inject({ url: '/api/proxy/version' }),
   ]);
-  t.deepEqual(mixed.map((response) => response.statusCode), [200, 200, 200, 200, 200]);
+  t.deepEqual(
+    mixed.map((response) => response.statusCode),
+    [200, 200, 200, 200, 200],
+  );
   t.is(hits(fake, '/api/http/routers'), 1);
   t.is(hits(fake, '/api/tcp/routers'), 1);
   t.is(hits(fake, '/api/version'), 1);
@@ -114,7 +124,10 @@ test('the cache is per upstream URL: pointing the source elsewhere reads the new
   const clock = manualClock();
   const app = await buildFor(t, first, { now: clock.now });
   t.is((await app.inject({ url: '/api/proxy/overview' })).statusCode, 200);
-  t.is((await app.inject({ method: 'PUT', url: '/api/datasource/traefik', payload: { url: second.url } })).statusCode, 200);
+  t.is(
+    (await app.inject({ method: 'PUT', url: '/api/datasource/traefik', payload: { url: second.url } })).statusCode,
+    200,
+  );
   t.is((await app.inject({ url: '/api/proxy/overview' })).statusCode, 200);
   t.deepEqual([hits(first, '/api/overview'), hits(second, '/api/overview')], [1, 1]);
 });
@@ -122,7 +135,10 @@ test('the cache is per upstream URL: pointing the source elsewhere reads the new
 test('closing the app aborts a running Traefik request', async (t) => {
   const fake = await privateFake(t);
   const app = await buildFor(t, fake);
-  t.is((await app.inject({ method: 'PUT', url: '/api/datasource/traefik', payload: { timeout_ms: 60000 } })).statusCode, 200);
+  t.is(
+    (await app.inject({ method: 'PUT', url: '/api/datasource/traefik', payload: { timeout_ms: 60000 } })).statusCode,
+    200,
+  );
   fake.state.fault = 'timeout';
   const pending = app.inject({ url: '/api/proxy/overview' });
   await waitFor(() => hits(fake, '/api/overview') === 1, 5000);
@@ -133,4 +149,3 @@ test('closing the app aborts a running Traefik request', async (t) => {
   const body = assertError(t, response, 502, 'upstream_unavailable');
   t.regex(body.message, /Traefik request aborted/);
 });
-

@@ -17,7 +17,7 @@ const LISTS: Array<[string, string]> = [
   ['/api/proxy/middlewares?type=tcp', 'tcp-middlewares.json'],
 ];
 
-test('every list route answers Traefik\'s list byte for byte (fields, order, MaxInt64 digits) with X-Total-Count', async (t) => {
+test("every list route answers Traefik's list byte for byte (fields, order, MaxInt64 digits) with X-Total-Count", async (t) => {
   const fake = await privateFake(t);
   const app = await buildFor(t, fake);
   for (const [url, file] of LISTS) {
@@ -43,10 +43,15 @@ test('HTTP routers keep MaxInt64 priorities digit for digit and every runtime fi
   const disabled = routers.find((router) => router.status === 'disabled')!;
   t.true(Array.isArray(disabled.error));
   const services = bodyOf<Item[]>(await app.inject({ url: '/api/proxy/services' }));
-  t.truthy(services.find((service) => service.serverStatus !== undefined && service.usedBy !== undefined && service.type === 'loadbalancer'));
+  t.truthy(
+    services.find(
+      (service) =>
+        service.serverStatus !== undefined && service.usedBy !== undefined && service.type === 'loadbalancer',
+    ),
+  );
 });
 
-test('GET /api/proxy/overview answers Traefik\'s body unchanged', async (t) => {
+test("GET /api/proxy/overview answers Traefik's body unchanged", async (t) => {
   const fake = await privateFake(t);
   const app = await buildFor(t, fake);
   const response = await app.inject({ url: '/api/proxy/overview' });
@@ -60,7 +65,11 @@ test('GET /api/proxy/version maps Version, Codename and startDate', async (t) =>
   const app = await buildFor(t, fake);
   const response = await app.inject({ url: '/api/proxy/version' });
   t.is(response.statusCode, 200);
-  t.deepEqual(response.json(), { version: '3.6.24', codename: 'ramequin', start_date: '2026-11-20T07:42:18.463912047Z' });
+  t.deepEqual(response.json(), {
+    version: '3.6.24',
+    codename: 'ramequin',
+    start_date: '2026-11-20T07:42:18.463912047Z',
+  });
 });
 
 test('search is passed to Traefik and provider filters exactly', async (t) => {
@@ -83,9 +92,13 @@ test('search is passed to Traefik and provider filters exactly', async (t) => {
   t.deepEqual(bodyOf(await app.inject({ url: '/api/proxy/routers?provider=intern' })), []);
   t.deepEqual(bodyOf(await app.inject({ url: '/api/proxy/routers?provider=Internal' })), []);
   // both at once: Traefik searches, then the provider filter applies
-  const both = bodyOf<Item[]>(await app.inject({ url: '/api/proxy/services?type=all&search=service&provider=http' })) as unknown as Record<string, Item[]>;
+  const both = bodyOf<Item[]>(
+    await app.inject({ url: '/api/proxy/services?type=all&search=service&provider=http' }),
+  ) as unknown as Record<string, Item[]>;
   t.true(both.http.length > 0);
-  t.true(both.http.every((service) => service.provider === 'http' && String(service.name).toLowerCase().includes('service')));
+  t.true(
+    both.http.every((service) => service.provider === 'http' && String(service.name).toLowerCase().includes('service')),
+  );
 });
 
 test('paging applies page and page_size with X-Total-Count and Link keeping the other parameters', async (t) => {
@@ -96,7 +109,10 @@ test('paging applies page and page_size with X-Total-Count and Link keeping the 
   t.is(response.statusCode, 200);
   t.deepEqual(bodyOf(response), all.slice(5, 10));
   t.is(response.headers['x-total-count'], '15');
-  t.is(response.headers.link, '</api/proxy/routers?type=http&page=3&page_size=5>; rel="next", </api/proxy/routers?type=http&page=1&page_size=5>; rel="prev"');
+  t.is(
+    response.headers.link,
+    '</api/proxy/routers?type=http&page=3&page_size=5>; rel="next", </api/proxy/routers?type=http&page=1&page_size=5>; rel="prev"',
+  );
   const last = await app.inject({ url: '/api/proxy/routers?page=4&page_size=5' });
   t.deepEqual(bodyOf(last), []);
   const entrypoints = await app.inject({ url: '/api/proxy/entrypoints?page_size=2' });
@@ -110,13 +126,21 @@ test('type=all answers {http, tcp, udp, errors: []}; UDP middlewares are [] and 
   const routers = await app.inject({ url: '/api/proxy/routers?type=all' });
   t.is(routers.statusCode, 200);
   t.deepEqual(bodyOf(routers), {
-    http: parsedFixture('http-routers.json'), tcp: parsedFixture('tcp-routers.json'), udp: parsedFixture('udp-routers.json'), errors: [],
+    http: parsedFixture('http-routers.json'),
+    tcp: parsedFixture('tcp-routers.json'),
+    udp: parsedFixture('udp-routers.json'),
+    errors: [],
   });
   t.is(routers.headers['x-total-count'], undefined);
 
   const middlewares = await app.inject({ url: '/api/proxy/middlewares?type=all' });
   t.is(middlewares.statusCode, 200);
-  t.deepEqual(bodyOf(middlewares), { http: parsedFixture('http-middlewares.json'), tcp: parsedFixture('tcp-middlewares.json'), udp: [], errors: [] });
+  t.deepEqual(bodyOf(middlewares), {
+    http: parsedFixture('http-middlewares.json'),
+    tcp: parsedFixture('tcp-middlewares.json'),
+    udp: [],
+    errors: [],
+  });
   const udp = await app.inject({ url: '/api/proxy/middlewares?type=udp' });
   t.is(udp.statusCode, 200);
   t.is(udp.body, '[]');
@@ -134,8 +158,16 @@ test('GET /api/proxy/data answers every part with errors: []', async (t) => {
     overview: parsedFixture('overview.json'),
     version: { version: '3.6.24', codename: 'ramequin', start_date: '2026-11-20T07:42:18.463912047Z' },
     entrypoints: parsedFixture('entrypoints.json'),
-    http: { routers: parsedFixture('http-routers.json'), services: parsedFixture('http-services.json'), middlewares: parsedFixture('http-middlewares.json') },
-    tcp: { routers: parsedFixture('tcp-routers.json'), services: parsedFixture('tcp-services.json'), middlewares: parsedFixture('tcp-middlewares.json') },
+    http: {
+      routers: parsedFixture('http-routers.json'),
+      services: parsedFixture('http-services.json'),
+      middlewares: parsedFixture('http-middlewares.json'),
+    },
+    tcp: {
+      routers: parsedFixture('tcp-routers.json'),
+      services: parsedFixture('tcp-services.json'),
+      middlewares: parsedFixture('tcp-middlewares.json'),
+    },
     udp: { routers: parsedFixture('udp-routers.json'), services: parsedFixture('udp-services.json') },
     errors: [],
   });
@@ -183,5 +215,6 @@ test('the explorer routes are in the OpenAPI document', async (t) => {
   const fake = await privateFake(t);
   const app = await buildFor(t, fake);
   const doc = (await app.inject({ url: '/api/openapi.json' })).json() as { paths: Record<string, unknown> };
-  for (const path of ['overview', 'version', 'entrypoints', 'routers', 'services', 'middlewares', 'data']) t.truthy(doc.paths[`/api/proxy/${path}`], path);
+  for (const path of ['overview', 'version', 'entrypoints', 'routers', 'services', 'middlewares', 'data'])
+    t.truthy(doc.paths[`/api/proxy/${path}`], path);
 });

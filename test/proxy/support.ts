@@ -19,8 +19,19 @@ export async function privateFake(t: ExecutionContext): Promise<FakeUpstream> {
  * An app whose `traefik` data source is `fake`; the active source stays `pangolin` (so the discovery
  * poller reads only /api/v1/traefik-config and never the Traefik lists the tests count).
  */
-export async function buildFor(t: ExecutionContext, fake: FakeUpstream, options: BuildTestOptions = {}): Promise<FastifyInstance> {
-  const app = await build(t, { ...options, config: { auth: { mode: 'off' }, datasources: { pangolin_url: fake.pangolinUrl, traefik_url: fake.url }, ...options.config } });
+export async function buildFor(
+  t: ExecutionContext,
+  fake: FakeUpstream,
+  options: BuildTestOptions = {},
+): Promise<FastifyInstance> {
+  const app = await build(t, {
+    ...options,
+    config: {
+      auth: { mode: 'off' },
+      datasources: { pangolin_url: fake.pangolinUrl, traefik_url: fake.url },
+      ...options.config,
+    },
+  });
   // the fake runs in this process: on a loaded CI machine (Docker and CrowdSec tests beside it) its
   // answers can take seconds, so tests that are not about timeouts give it the longest timeout
   // (apps built with auth on are the auth tests', which need no upstream answer)
@@ -33,7 +44,12 @@ export async function buildFor(t: ExecutionContext, fake: FakeUpstream, options:
 /** A clock the test moves by hand (app.now), starting at a fixed instant. */
 export function manualClock(): { now: () => Date; advance: (ms: number) => void } {
   let ms = Date.parse('2026-01-01T00:00:00.000Z');
-  return { now: () => new Date(ms), advance: (delta) => { ms += delta; } };
+  return {
+    now: () => new Date(ms),
+    advance: (delta) => {
+      ms += delta;
+    },
+  };
 }
 
 const text = (file: string): string => readFileSync(fixture('traefik-api', file), 'utf8');
@@ -48,10 +64,16 @@ export const parsedFixture = <T = Array<Record<string, unknown>>>(file: string):
 export const bodyOf = <T = unknown>(response: LightMyRequestResponse): T => parseLossless(response.body) as T;
 
 /** Requests the fake received for a Traefik API path (query ignored). */
-export const hits = (fake: FakeUpstream, path: string): number => fake.requests.filter((request) => request.url.split('?')[0] === path).length;
+export const hits = (fake: FakeUpstream, path: string): number =>
+  fake.requests.filter((request) => request.url.split('?')[0] === path).length;
 
 /** Asserts an error reply `{id, message}` of API.md §2.4. */
-export function assertError(t: ExecutionContext, response: LightMyRequestResponse, status: number, id: string): { id: string; message: string; details?: Array<{ path: string; message: string }> } {
+export function assertError(
+  t: ExecutionContext,
+  response: LightMyRequestResponse,
+  status: number,
+  id: string,
+): { id: string; message: string; details?: Array<{ path: string; message: string }> } {
   t.is(response.statusCode, status, response.body);
   const body = response.json() as { id: string; message: string; details?: Array<{ path: string; message: string }> };
   t.is(body.id, id);

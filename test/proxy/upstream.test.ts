@@ -21,23 +21,48 @@ test('upstream: the active traefik source, else the one named traefik, else the 
   const zeta = await privateFake(t);
   const alpha = await privateFake(t);
   const app = await buildFor(t, named);
-  const put = (name: string, url: string) => app.inject({ method: 'PUT', url: `/api/datasource/${name}`, payload: { type: 'traefik', url } });
+  const put = (name: string, url: string) =>
+    app.inject({ method: 'PUT', url: `/api/datasource/${name}`, payload: { type: 'traefik', url } });
   t.is((await put('zeta', zeta.url)).statusCode, 201);
   t.is((await put('alpha', alpha.url)).statusCode, 201);
   // a pangolin-type source named so that it sorts first is never chosen
-  t.is((await app.inject({ method: 'PUT', url: '/api/datasource/aaa', payload: { type: 'pangolin', url: named.pangolinUrl } })).statusCode, 201);
+  t.is(
+    (
+      await app.inject({
+        method: 'PUT',
+        url: '/api/datasource/aaa',
+        payload: { type: 'pangolin', url: named.pangolinUrl },
+      })
+    ).statusCode,
+    201,
+  );
 
   t.is((await app.inject({ url: '/api/proxy/overview' })).statusCode, 200);
-  t.deepEqual([hits(named, '/api/overview'), hits(zeta, '/api/overview'), hits(alpha, '/api/overview')], [1, 0, 0], 'the source named traefik');
+  t.deepEqual(
+    [hits(named, '/api/overview'), hits(zeta, '/api/overview'), hits(alpha, '/api/overview')],
+    [1, 0, 0],
+    'the source named traefik',
+  );
 
   t.is((await app.inject({ method: 'PUT', url: '/api/datasource/active', payload: { name: 'zeta' } })).statusCode, 200);
   t.is((await app.inject({ url: '/api/proxy/overview' })).statusCode, 200);
-  t.deepEqual([hits(named, '/api/overview'), hits(zeta, '/api/overview'), hits(alpha, '/api/overview')], [1, 1, 0], 'the active source');
+  t.deepEqual(
+    [hits(named, '/api/overview'), hits(zeta, '/api/overview'), hits(alpha, '/api/overview')],
+    [1, 1, 0],
+    'the active source',
+  );
 
-  t.is((await app.inject({ method: 'PUT', url: '/api/datasource/active', payload: { name: 'pangolin' } })).statusCode, 200);
+  t.is(
+    (await app.inject({ method: 'PUT', url: '/api/datasource/active', payload: { name: 'pangolin' } })).statusCode,
+    200,
+  );
   t.is((await app.inject({ method: 'DELETE', url: '/api/datasource/traefik' })).statusCode, 204);
   t.is((await app.inject({ url: '/api/proxy/overview' })).statusCode, 200);
-  t.deepEqual([hits(named, '/api/overview'), hits(zeta, '/api/overview'), hits(alpha, '/api/overview')], [1, 1, 1], 'the first by name');
+  t.deepEqual(
+    [hits(named, '/api/overview'), hits(zeta, '/api/overview'), hits(alpha, '/api/overview')],
+    [1, 1, 1],
+    'the first by name',
+  );
 });
 
 for (const active of [true, false]) {
@@ -45,8 +70,16 @@ for (const active of [true, false]) {
     const fake = await privateFake(t);
     const app = await buildFor(t, fake);
     const credentials = { username: 'admin', password: 'S3cret-4711' };
-    t.is((await app.inject({ method: 'PUT', url: '/api/datasource/traefik', payload: { basic_auth: credentials } })).statusCode, 200);
-    if (active) t.is((await app.inject({ method: 'PUT', url: '/api/datasource/active', payload: { name: 'traefik' } })).statusCode, 200);
+    t.is(
+      (await app.inject({ method: 'PUT', url: '/api/datasource/traefik', payload: { basic_auth: credentials } }))
+        .statusCode,
+      200,
+    );
+    if (active)
+      t.is(
+        (await app.inject({ method: 'PUT', url: '/api/datasource/active', payload: { name: 'traefik' } })).statusCode,
+        200,
+      );
     fake.state.basicAuth = credentials;
     const response = await app.inject({ url: '/api/proxy/version' });
     t.is(response.statusCode, 200, response.body);
@@ -61,9 +94,14 @@ test('Traefik failures answer 502 upstream_unavailable naming Traefik; a hung Tr
   // faults that answer at once get a generous timeout (a busy machine may take seconds to relay
   // them); the hang gets the smallest timeout a data source may have: its 502 names that timeout,
   // which proves it was cut there and not left to the fake (which never answers)
-  const timeout = (ms: number) => app.inject({ method: 'PUT', url: '/api/datasource/traefik', payload: { timeout_ms: ms } });
+  const timeout = (ms: number) =>
+    app.inject({ method: 'PUT', url: '/api/datasource/traefik', payload: { timeout_ms: ms } });
   const cases: Array<{ fault: typeof fake.state.fault; url: string; message: RegExp }> = [
-    { fault: '500', url: '/api/proxy/overview', message: /^data source traefik: Traefik answered HTTP 500 .*injected fault 500/ },
+    {
+      fault: '500',
+      url: '/api/proxy/overview',
+      message: /^data source traefik: Traefik answered HTTP 500 .*injected fault 500/,
+    },
     { fault: '502', url: '/api/proxy/routers', message: /Traefik answered HTTP 502/ },
     { fault: 'timeout', url: '/api/proxy/version', message: /Traefik did not answer within 100 ms \(timeout\)/ },
     { fault: 'reset', url: '/api/proxy/services', message: /Traefik closed the connection/ },
@@ -90,7 +128,12 @@ test('type=all with one protocol failing answers 206, the failed list [] and nam
   fake.state.faultPath = '/api/tcp';
   const response = await app.inject({ url: '/api/proxy/routers?type=all' });
   t.is(response.statusCode, 206, response.body);
-  const body = bodyOf<{ http: unknown[]; tcp: unknown[]; udp: unknown[]; errors: Array<{ endpoint: string; message: string }> }>(response);
+  const body = bodyOf<{
+    http: unknown[];
+    tcp: unknown[];
+    udp: unknown[];
+    errors: Array<{ endpoint: string; message: string }>;
+  }>(response);
   t.deepEqual(body.http, parsedFixture('http-routers.json'));
   t.deepEqual(body.tcp, []);
   t.deepEqual(body.udp, parsedFixture('udp-routers.json'));
@@ -102,7 +145,10 @@ test('type=all with one protocol failing answers 206, the failed list [] and nam
   // middlewares: only http and tcp exist; tcp failing is still a partial answer
   const middlewares = await app.inject({ url: '/api/proxy/middlewares?type=all' });
   t.is(middlewares.statusCode, 206);
-  t.deepEqual(bodyOf<{ errors: Array<{ endpoint: string }> }>(middlewares).errors.map((error) => error.endpoint), ['/api/tcp/middlewares']);
+  t.deepEqual(
+    bodyOf<{ errors: Array<{ endpoint: string }> }>(middlewares).errors.map((error) => error.endpoint),
+    ['/api/tcp/middlewares'],
+  );
 });
 
 test('type=all with every protocol failing answers 502', async (t) => {
@@ -115,7 +161,12 @@ test('type=all with every protocol failing answers 502', async (t) => {
   }
   // middlewares asked only http and tcp: both failed is "all"
   fake.state.faultPath = '/api/';
-  const middlewares = assertError(t, await app.inject({ url: '/api/proxy/middlewares?type=all' }), 502, 'upstream_unavailable');
+  const middlewares = assertError(
+    t,
+    await app.inject({ url: '/api/proxy/middlewares?type=all' }),
+    502,
+    'upstream_unavailable',
+  );
   t.regex(middlewares.message, /all 2 Traefik API requests failed/);
 });
 
@@ -127,11 +178,20 @@ test('GET /api/proxy/data with some parts failing answers 206, those parts null 
   fake.state.faultPath = '/api/tcp';
   const response = await app.inject({ url: '/api/proxy/data' });
   t.is(response.statusCode, 206, response.body);
-  const body = bodyOf<Record<string, unknown> & { tcp: Record<string, unknown>; errors: Array<{ endpoint: string; message: string }> }>(response);
+  const body = bodyOf<
+    Record<string, unknown> & { tcp: Record<string, unknown>; errors: Array<{ endpoint: string; message: string }> }
+  >(response);
   t.deepEqual(body.tcp, { routers: null, services: null, middlewares: null });
   t.deepEqual(body.overview, parsedFixture('overview.json'));
-  t.deepEqual(body.http, { routers: parsedFixture('http-routers.json'), services: parsedFixture('http-services.json'), middlewares: parsedFixture('http-middlewares.json') });
-  t.deepEqual(body.errors.map((error) => error.endpoint), ['/api/tcp/routers', '/api/tcp/services', '/api/tcp/middlewares']);
+  t.deepEqual(body.http, {
+    routers: parsedFixture('http-routers.json'),
+    services: parsedFixture('http-services.json'),
+    middlewares: parsedFixture('http-middlewares.json'),
+  });
+  t.deepEqual(
+    body.errors.map((error) => error.endpoint),
+    ['/api/tcp/routers', '/api/tcp/services', '/api/tcp/middlewares'],
+  );
   for (const error of body.errors) t.regex(error.message, /^Traefik answered HTTP 500/);
 
   // the parts that answered are kept 1 s: move past that so every part is asked again
@@ -140,10 +200,17 @@ test('GET /api/proxy/data with some parts failing answers 206, those parts null 
   fake.state.fault = 'malformed';
   const version = await app.inject({ url: '/api/proxy/data' });
   t.is(version.statusCode, 206);
-  const versionBody = bodyOf<{ version: unknown; overview: unknown; errors: Array<{ endpoint: string; message: string }> }>(version);
+  const versionBody = bodyOf<{
+    version: unknown;
+    overview: unknown;
+    errors: Array<{ endpoint: string; message: string }>;
+  }>(version);
   t.is(versionBody.version, null);
   t.deepEqual(versionBody.overview, parsedFixture('overview.json'));
-  t.deepEqual(versionBody.errors.map((error) => error.endpoint), ['/api/version']);
+  t.deepEqual(
+    versionBody.errors.map((error) => error.endpoint),
+    ['/api/version'],
+  );
   t.regex(versionBody.errors[0].message, /invalid JSON/);
 });
 
@@ -162,7 +229,10 @@ test('an unreachable Traefik answers 502 naming Traefik', async (t) => {
   // a port that was just open and is now closed: connection refused
   const gone = await privateFake(t);
   await gone.close();
-  t.is((await app.inject({ method: 'PUT', url: '/api/datasource/traefik', payload: { url: gone.url } })).statusCode, 200);
+  t.is(
+    (await app.inject({ method: 'PUT', url: '/api/datasource/traefik', payload: { url: gone.url } })).statusCode,
+    200,
+  );
   const body = assertError(t, await app.inject({ url: '/api/proxy/routers' }), 502, 'upstream_unavailable');
   t.regex(body.message, /Traefik refused the connection/);
 });

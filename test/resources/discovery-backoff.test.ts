@@ -5,11 +5,15 @@ import { backoffDelayMs, FailureStreak, MAX_BACKOFF_FACTOR } from '../../plugins
 import { logCapture } from '../auth/support.ts';
 import { harness } from './support.ts';
 
-const failureLines = (lines: Record<string, unknown>[]) => lines.filter((l) => typeof l.msg === 'string' && /discovery sync failed|reachable again/.test(l.msg));
+const failureLines = (lines: Record<string, unknown>[]) =>
+  lines.filter((l) => typeof l.msg === 'string' && /discovery sync failed|reachable again/.test(l.msg));
 
 test('backoff: one interval after the first failure, then doubling, capped at 12 intervals', (t) => {
   const interval = 5000;
-  t.deepEqual([0, 1, 2, 3, 4, 5, 50].map((streak) => backoffDelayMs(interval, streak) / interval), [1, 1, 2, 4, 8, 12, 12]);
+  t.deepEqual(
+    [0, 1, 2, 3, 4, 5, 50].map((streak) => backoffDelayMs(interval, streak) / interval),
+    [1, 1, 2, 4, 8, 12, 12],
+  );
   t.is(MAX_BACKOFF_FACTOR, 12);
 });
 
@@ -26,7 +30,13 @@ test('FailureStreak: a warning per new error, repeats counted at debug, the reco
   streak.succeeded('pangolin');
   t.is(streak.streak, 0);
   const lines = logs.lines().map((l) => [l.level, l.count ?? l.failed_syncs, l.previous_count ?? null]);
-  t.deepEqual(lines, [[40, 1, null], [20, 2, null], [20, 3, null], [40, 1, 3], [30, 1, null]]);
+  t.deepEqual(lines, [
+    [40, 1, null],
+    [20, 2, null],
+    [20, 3, null],
+    [40, 1, 3],
+    [30, 1, null],
+  ]);
 });
 
 test('the app: identical failed syncs give one warning, a new error another, the recovery one info line', async (t) => {

@@ -27,26 +27,51 @@ export interface Harness {
 export async function writeSources(dataDir: string, fake: FakeUpstream, options: SourceOptions = {}): Promise<void> {
   const at = '2026-01-01T00:00:00.000Z';
   const entry = (type: string, url: string) => ({
-    type, url, skip_tls_verify: false, basic_auth: null,
+    type,
+    url,
+    skip_tls_verify: false,
+    basic_auth: null,
     // the fake answers at once: a short timeout would only measure how busy the machine is
-    poll_interval_s: options.pollIntervalS ?? 3600, timeout_ms: options.timeoutMs ?? 60_000, created_at: at, updated_at: at,
+    poll_interval_s: options.pollIntervalS ?? 3600,
+    timeout_ms: options.timeoutMs ?? 60_000,
+    created_at: at,
+    updated_at: at,
   });
   await mkdir(dataDir, { recursive: true });
-  await writeFile(path.join(dataDir, 'datasources.yaml'), stringify({
-    active: options.active ?? 'pangolin',
-    sources: { pangolin: entry('pangolin', fake.pangolinUrl), traefik: entry('traefik', options.traefikUrl ?? fake.url) },
-  }), { mode: 0o600 });
+  await writeFile(
+    path.join(dataDir, 'datasources.yaml'),
+    stringify({
+      active: options.active ?? 'pangolin',
+      sources: {
+        pangolin: entry('pangolin', fake.pangolinUrl),
+        traefik: entry('traefik', options.traefikUrl ?? fake.url),
+      },
+    }),
+    { mode: 0o600 },
+  );
 }
 
 /** A fake upstream and an app polling it (auth off, no templates); the startup sync has finished. */
-export async function harness(t: ExecutionContext, options: SourceOptions & { config?: Record<string, unknown>; dataDir?: string; logStream?: NodeJS.WritableStream } = {}): Promise<Harness> {
+export async function harness(
+  t: ExecutionContext,
+  options: SourceOptions & {
+    config?: Record<string, unknown>;
+    dataDir?: string;
+    logStream?: NodeJS.WritableStream;
+  } = {},
+): Promise<Harness> {
   const fake = await startFakeUpstream();
   t.teardown(() => fake.close());
   const dataDir = options.dataDir ?? path.join(await tempDir(t), 'data');
   await writeSources(dataDir, fake, options);
   const config = {
-    auth: { mode: 'off' }, templates: { seed: false },
-    datasources: { pangolin_url: fake.pangolinUrl, traefik_url: options.traefikUrl ?? fake.url, active: options.active ?? 'pangolin' },
+    auth: { mode: 'off' },
+    templates: { seed: false },
+    datasources: {
+      pangolin_url: fake.pangolinUrl,
+      traefik_url: options.traefikUrl ?? fake.url,
+      active: options.active ?? 'pangolin',
+    },
     ...options.config,
   };
   const app = await build(t, { dataDir, config, logStream: options.logStream });
@@ -55,20 +80,37 @@ export async function harness(t: ExecutionContext, options: SourceOptions & { co
   // timeout (tests of faults set one): that is the machine, not the code under test, so the sync
   // is retried until it succeeds or the wait deadline passes
   const deadline = Date.now() + WAIT_DEADLINE_MS;
-  while (!report.ok && /timeout/.test(report.error ?? '') && Date.now() < deadline) report = await app.resources.syncNow();
+  while (!report.ok && /timeout/.test(report.error ?? '') && Date.now() < deadline)
+    report = await app.resources.syncNow();
   if (!report.ok) throw new Error(`startup sync failed: ${report.error}`);
   return { app, fake, dataDir };
 }
 
 /** Parsed JSON body plus status and headers of an injected request. */
-export async function call(app: FastifyInstance, options: InjectOptions): Promise<{ status: number; body: any; headers: Record<string, unknown>; raw: string }> {
+export async function call(
+  app: FastifyInstance,
+  options: InjectOptions,
+): Promise<{ status: number; body: any; headers: Record<string, unknown>; raw: string }> {
   const response = await app.inject(options);
-  return { status: response.statusCode, body: response.body ? JSON.parse(response.body) : undefined, headers: response.headers, raw: response.body };
+  return {
+    status: response.statusCode,
+    body: response.body ? JSON.parse(response.body) : undefined,
+    headers: response.headers,
+    raw: response.body,
+  };
 }
 
 /** Asserts a 4xx with the standard `{id, message}` body (and the status / id when given). */
-export function assertClientError(t: ExecutionContext, response: { status: number; body: any }, status?: number, id?: string): void {
-  t.true(response.status >= 400 && response.status < 500, `expected a 4xx, got ${response.status} ${JSON.stringify(response.body)}`);
+export function assertClientError(
+  t: ExecutionContext,
+  response: { status: number; body: any },
+  status?: number,
+  id?: string,
+): void {
+  t.true(
+    response.status >= 400 && response.status < 500,
+    `expected a 4xx, got ${response.status} ${JSON.stringify(response.body)}`,
+  );
   if (status !== undefined) t.is(response.status, status, JSON.stringify(response.body));
   t.is(typeof response.body?.id, 'string');
   t.is(typeof response.body?.message, 'string');
@@ -93,13 +135,21 @@ export async function resourceFiles(dataDir: string): Promise<Record<string, { t
 }
 
 /** Creates a middleware through the API (asserts 201). */
-export async function createMiddleware(t: ExecutionContext, app: FastifyInstance, body: Record<string, unknown>): Promise<void> {
+export async function createMiddleware(
+  t: ExecutionContext,
+  app: FastifyInstance,
+  body: Record<string, unknown>,
+): Promise<void> {
   const r = await call(app, { method: 'POST', url: '/api/middlewares', payload: body });
   t.is(r.status, 201, JSON.stringify(r.body));
 }
 
 /** Creates a service through the API (asserts 201). */
-export async function createService(t: ExecutionContext, app: FastifyInstance, body: Record<string, unknown>): Promise<void> {
+export async function createService(
+  t: ExecutionContext,
+  app: FastifyInstance,
+  body: Record<string, unknown>,
+): Promise<void> {
   const r = await call(app, { method: 'POST', url: '/api/services', payload: body });
   t.is(r.status, 201, JSON.stringify(r.body));
 }
@@ -108,16 +158,28 @@ export async function createService(t: ExecutionContext, app: FastifyInstance, b
  * A minimal Traefik API serving a router list given as text (so big integers stay exact) and empty
  * service lists; for cases the shared fixtures do not hold (a non-internal MaxInt64 router).
  */
-export async function startTraefikWithRouters(t: ExecutionContext, routersText: string): Promise<{ url: string; setRouters(text: string): void }> {
+export async function startTraefikWithRouters(
+  t: ExecutionContext,
+  routersText: string,
+): Promise<{ url: string; setRouters(text: string): void }> {
   let current = routersText;
   const app = Fastify({ logger: false, forceCloseConnections: true });
-  app.get('/api/http/routers', async (_request, reply) => reply.header('x-next-page', '1').type('application/json').send(current));
+  app.get('/api/http/routers', async (_request, reply) =>
+    reply.header('x-next-page', '1').type('application/json').send(current),
+  );
   for (const protocol of ['http', 'tcp', 'udp']) {
-    app.get(`/api/${protocol}/services`, async (_request, reply) => reply.header('x-next-page', '1').type('application/json').send('[]'));
+    app.get(`/api/${protocol}/services`, async (_request, reply) =>
+      reply.header('x-next-page', '1').type('application/json').send('[]'),
+    );
   }
   await app.listen({ host: '127.0.0.1', port: 0 });
   t.teardown(() => app.close());
-  return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, setRouters: (text) => { current = text; } };
+  return {
+    url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
+    setRouters: (text) => {
+      current = text;
+    },
+  };
 }
 
 export const NEXTCLOUD = '1-nextcloud-router';

@@ -14,7 +14,11 @@ async function writeService(dataDir: string, file: string, text: string): Promis
 
 test('a service file written by hand appears via GET within 1 s with defaults filled in', async (t) => {
   const app = await buildApp(t);
-  await writeService(app.store.dataDir, 'web.yml', 'name: Web\ntype: loadBalancer\nconfig:\n  servers:\n    - url: http://web:80\n');
+  await writeService(
+    app.store.dataDir,
+    'web.yml',
+    'name: Web\ntype: loadBalancer\nconfig:\n  servers:\n    - url: http://web:80\n',
+  );
   const seen = await waitFor(async () => {
     const response = await call(app, { method: 'GET', url: '/api/services/web' });
     return response.status === 200 ? response.body : null;
@@ -24,8 +28,16 @@ test('a service file written by hand appears via GET within 1 s with defaults fi
 
 test('invalid hand-written services are ignored and listed with their line', async (t) => {
   const app = await buildApp(t);
-  const tcpMirror = await writeService(app.store.dataDir, 'mirror.yaml', 'name: Mirror\ntype: mirroring\nprotocol: tcp\nconfig:\n  service: x\n');
-  const dangling = await writeService(app.store.dataDir, 'split.yaml', 'name: Split\ntype: weighted\nconfig:\n  services:\n    - name: ghost\n      weight: 1\n');
+  const tcpMirror = await writeService(
+    app.store.dataDir,
+    'mirror.yaml',
+    'name: Mirror\ntype: mirroring\nprotocol: tcp\nconfig:\n  service: x\n',
+  );
+  const dangling = await writeService(
+    app.store.dataDir,
+    'split.yaml',
+    'name: Split\ntype: weighted\nconfig:\n  services:\n    - name: ghost\n      weight: 1\n',
+  );
   const invalid = await waitFor(() => {
     const files = app.store.invalidFiles().filter((f) => f.path === tcpMirror || f.path === dangling);
     return files.length === 2 ? files : null;
@@ -39,9 +51,20 @@ test('invalid hand-written services are ignored and listed with their line', asy
 
 test('service files present at startup load whatever their order', async (t) => {
   const dataDir = path.join(await tempDir(t), 'data');
-  await writeService(dataDir, 'a-split.yaml', 'name: Split\ntype: weighted\nconfig:\n  services:\n    - name: z-web\n      weight: 1\n');
-  await writeService(dataDir, 'z-web.yaml', 'name: Web\ntype: loadBalancer\nconfig:\n  servers:\n    - url: http://web\n');
+  await writeService(
+    dataDir,
+    'a-split.yaml',
+    'name: Split\ntype: weighted\nconfig:\n  services:\n    - name: z-web\n      weight: 1\n',
+  );
+  await writeService(
+    dataDir,
+    'z-web.yaml',
+    'name: Web\ntype: loadBalancer\nconfig:\n  servers:\n    - url: http://web\n',
+  );
   const app = await buildApp(t, { dataDir });
-  t.deepEqual((await call(app, { method: 'GET', url: '/api/services' })).body.map((s: { id: string }) => s.id), ['a-split', 'z-web']);
+  t.deepEqual(
+    (await call(app, { method: 'GET', url: '/api/services' })).body.map((s: { id: string }) => s.id),
+    ['a-split', 'z-web'],
+  );
   t.deepEqual((await call(app, { method: 'GET', url: '/api/services/z-web' })).body.used_by, ['/api/services/a-split']);
 });

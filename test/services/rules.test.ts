@@ -4,7 +4,10 @@ import { assertClientError, buildApp, call, fakeReferences, snapshot } from '../
 type App = Awaited<ReturnType<typeof buildApp>>;
 const post = (app: App, payload: object) => call(app, { method: 'POST', url: '/api/services', payload });
 const lb = (id: string, protocol = 'http') => ({
-  id, name: `LB ${id}`, type: 'loadBalancer', protocol,
+  id,
+  name: `LB ${id}`,
+  type: 'loadBalancer',
+  protocol,
   config: protocol === 'http' ? { servers: [{ url: `http://${id}` }] } : { servers: [{ address: `${id}:1` }] },
 });
 
@@ -13,13 +16,28 @@ test('tcp and udp services allow only loadBalancer and weighted, validated again
   const mirroring = await post(app, { name: 'M', type: 'mirroring', protocol: 'tcp', config: { service: 'x' } });
   assertClientError(t, mirroring, 422, 'validation_failed');
   t.deepEqual(mirroring.body.details, [{ path: '/type', message: 'a tcp service must be loadBalancer or weighted' }]);
-  assertClientError(t, await post(app, { name: 'F', type: 'failover', protocol: 'udp', config: {} }), 422, 'validation_failed');
-  const urlServers = await post(app, { name: 'T', type: 'loadBalancer', protocol: 'tcp', config: { servers: [{ url: 'http://x' }] } });
+  assertClientError(
+    t,
+    await post(app, { name: 'F', type: 'failover', protocol: 'udp', config: {} }),
+    422,
+    'validation_failed',
+  );
+  const urlServers = await post(app, {
+    name: 'T',
+    type: 'loadBalancer',
+    protocol: 'tcp',
+    config: { servers: [{ url: 'http://x' }] },
+  });
   assertClientError(t, urlServers, 422, 'validation_failed');
   t.is(urlServers.body.details[0].path, '/config/servers/0/address');
   t.is((await post(app, lb('dns', 'udp'))).status, 201);
   t.is((await post(app, lb('db', 'tcp'))).status, 201);
-  const tcpWeighted = await post(app, { name: 'TW', type: 'weighted', protocol: 'tcp', config: { services: [{ name: 'db', weight: 1 }] } });
+  const tcpWeighted = await post(app, {
+    name: 'TW',
+    type: 'weighted',
+    protocol: 'tcp',
+    config: { services: [{ name: 'db', weight: 1 }] },
+  });
   t.is(tcpWeighted.status, 201);
   t.is(tcpWeighted.body.protocol, 'tcp');
 });
@@ -30,27 +48,94 @@ test('references must name manual/template services of the same protocol; name@p
   await post(app, lb('canary'));
   await post(app, lb('db', 'tcp'));
   const before = await snapshot(app.store.dataDir);
-  const weighted = await post(app, { name: 'W', type: 'weighted', config: { services: [{ name: 'web', weight: 1 }, { name: 'ghost', weight: 1 }, { name: 'db', weight: 1 }, { name: 'ext@docker', weight: 1 }] } });
+  const weighted = await post(app, {
+    name: 'W',
+    type: 'weighted',
+    config: {
+      services: [
+        { name: 'web', weight: 1 },
+        { name: 'ghost', weight: 1 },
+        { name: 'db', weight: 1 },
+        { name: 'ext@docker', weight: 1 },
+      ],
+    },
+  });
   assertClientError(t, weighted, 422, 'validation_failed');
-  t.deepEqual(weighted.body.details.map((d: { path: string }) => d.path), ['/config/services/1/name', '/config/services/2/name']);
+  t.deepEqual(
+    weighted.body.details.map((d: { path: string }) => d.path),
+    ['/config/services/1/name', '/config/services/2/name'],
+  );
   t.regex(weighted.body.details[1].message, /db is a tcp service/);
-  const mirroring = await post(app, { name: 'M', type: 'mirroring', config: { service: 'nope', mirrors: [{ name: 'none', percent: 10 }] } });
-  t.deepEqual(mirroring.body.details.map((d: { path: string }) => d.path), ['/config/service', '/config/mirrors/0/name']);
+  const mirroring = await post(app, {
+    name: 'M',
+    type: 'mirroring',
+    config: { service: 'nope', mirrors: [{ name: 'none', percent: 10 }] },
+  });
+  t.deepEqual(
+    mirroring.body.details.map((d: { path: string }) => d.path),
+    ['/config/service', '/config/mirrors/0/name'],
+  );
   const failover = await post(app, { name: 'F', type: 'failover', config: { service: 'web', fallback: 'lost' } });
-  t.deepEqual(failover.body.details.map((d: { path: string }) => d.path), ['/config/fallback']);
+  t.deepEqual(
+    failover.body.details.map((d: { path: string }) => d.path),
+    ['/config/fallback'],
+  );
   const self = await post(app, { id: 'me', name: 'Me', type: 'failover', config: { service: 'me', fallback: 'web' } });
-  t.deepEqual(self.body.details.map((d: { path: string }) => d.path), ['/config/service']);
+  t.deepEqual(
+    self.body.details.map((d: { path: string }) => d.path),
+    ['/config/service'],
+  );
   t.deepEqual(await snapshot(app.store.dataDir), before);
 
-  t.is((await post(app, { id: 'split', name: 'Split', type: 'weighted', config: { services: [{ name: 'web', weight: 9 }, { name: 'canary', weight: 1 }, { name: 'ext@docker', weight: 1 }] } })).status, 201);
-  t.is((await post(app, { id: 'safe', name: 'Safe', type: 'failover', config: { service: 'split', fallback: 'canary' } })).status, 201);
-  t.is((await post(app, { id: 'copy', name: 'Copy', type: 'mirroring', config: { service: 'safe', mirrors: [{ name: 'canary', percent: 5 }] } })).status, 201);
-  t.deepEqual((await call(app, { method: 'GET', url: '/api/services/canary' })).body.used_by, ['/api/services/copy', '/api/services/safe', '/api/services/split']);
+  t.is(
+    (
+      await post(app, {
+        id: 'split',
+        name: 'Split',
+        type: 'weighted',
+        config: {
+          services: [
+            { name: 'web', weight: 9 },
+            { name: 'canary', weight: 1 },
+            { name: 'ext@docker', weight: 1 },
+          ],
+        },
+      })
+    ).status,
+    201,
+  );
+  t.is(
+    (await post(app, { id: 'safe', name: 'Safe', type: 'failover', config: { service: 'split', fallback: 'canary' } }))
+      .status,
+    201,
+  );
+  t.is(
+    (
+      await post(app, {
+        id: 'copy',
+        name: 'Copy',
+        type: 'mirroring',
+        config: { service: 'safe', mirrors: [{ name: 'canary', percent: 5 }] },
+      })
+    ).status,
+    201,
+  );
+  t.deepEqual((await call(app, { method: 'GET', url: '/api/services/canary' })).body.used_by, [
+    '/api/services/copy',
+    '/api/services/safe',
+    '/api/services/split',
+  ]);
 
   // web → copy → safe → split → web would be a cycle
-  const cycle = await call(app, { method: 'PUT', url: '/api/services/split', payload: { name: 'Split', type: 'weighted', config: { services: [{ name: 'copy', weight: 1 }] } } });
+  const cycle = await call(app, {
+    method: 'PUT',
+    url: '/api/services/split',
+    payload: { name: 'Split', type: 'weighted', config: { services: [{ name: 'copy', weight: 1 }] } },
+  });
   assertClientError(t, cycle, 422, 'validation_failed');
-  t.deepEqual(cycle.body.details, [{ path: '/config/services/0/name', message: 'creates a cycle: split → copy → safe → split' }]);
+  t.deepEqual(cycle.body.details, [
+    { path: '/config/services/0/name', message: 'creates a cycle: split → copy → safe → split' },
+  ]);
 });
 
 test('DELETE answers 409 in_use while another service or a reference source uses the service', async (t) => {
@@ -60,25 +145,40 @@ test('DELETE answers 409 in_use while another service or a reference source uses
   await post(app, { id: 'split', name: 'Split', type: 'weighted', config: { services: [{ name: 'web', weight: 1 }] } });
   const refused = await call(app, { method: 'DELETE', url: '/api/services/web' });
   assertClientError(t, refused, 409, 'in_use');
-  t.deepEqual(refused.body.details.map((d: { path: string }) => d.path), ['/api/services/split']);
+  t.deepEqual(
+    refused.body.details.map((d: { path: string }) => d.path),
+    ['/api/services/split'],
+  );
 
   const refs = fakeReferences({ canary: ['/api/resources/app'] });
   app.services.addReferenceSource(refs.source);
   t.deepEqual((await call(app, { method: 'GET', url: '/api/services/canary' })).body.used_by, ['/api/resources/app']);
   const byResource = await call(app, { method: 'DELETE', url: '/api/services/canary' });
   assertClientError(t, byResource, 409, 'in_use');
-  t.deepEqual(byResource.body.details.map((d: { path: string }) => d.path), ['/api/resources/app']);
+  t.deepEqual(
+    byResource.body.details.map((d: { path: string }) => d.path),
+    ['/api/resources/app'],
+  );
   t.deepEqual(refs.removed, []);
 
   // the protocol of a referenced service cannot change
-  assertClientError(t, await call(app, { method: 'PUT', url: '/api/services/canary', payload: { ...lb('canary', 'tcp'), id: undefined } }), 409, 'in_use');
+  assertClientError(
+    t,
+    await call(app, { method: 'PUT', url: '/api/services/canary', payload: { ...lb('canary', 'tcp'), id: undefined } }),
+    409,
+    'in_use',
+  );
   t.is((await app.inject({ method: 'DELETE', url: '/api/services/split' })).statusCode, 204);
   t.is((await app.inject({ method: 'DELETE', url: '/api/services/web' })).statusCode, 204);
 });
 
 test('unknown Traefik fields become warnings when allowed', async (t) => {
   const app = await buildApp(t, { config: { validation: { allow_unknown_traefik_fields: true } } });
-  const created = await post(app, { name: 'P2C', type: 'loadBalancer', config: { servers: [{ url: 'http://a' }], strategy: 'p2c' } });
+  const created = await post(app, {
+    name: 'P2C',
+    type: 'loadBalancer',
+    config: { servers: [{ url: 'http://a' }], strategy: 'p2c' },
+  });
   t.is(created.status, 201);
   t.regex(created.body.warnings[0], /^config\/strategy is not a known field/);
 });

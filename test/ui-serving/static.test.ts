@@ -68,7 +68,13 @@ test('paths without an extension fall back to index.html (SPA); missing files wi
 
 test('unknown /api paths stay JSON 404 for every method; known ones keep 405', async (t) => {
   const server = await app(t, { auth: { mode: 'off' }, ui: { enabled: true, dir: await fakeUi(t) } });
-  for (const [method, url] of [['GET', '/api/nope'], ['GET', '/api'], ['POST', '/api/nope'], ['HEAD', '/api/nope/deeper'], ['DELETE', '/api/nope']] as const) {
+  for (const [method, url] of [
+    ['GET', '/api/nope'],
+    ['GET', '/api'],
+    ['POST', '/api/nope'],
+    ['HEAD', '/api/nope/deeper'],
+    ['DELETE', '/api/nope'],
+  ] as const) {
     const response = await server.inject({ method, url });
     t.is(response.statusCode, 404, `${method} ${url}`);
     if (method !== 'HEAD') t.is(response.json().id, 'not_found');
@@ -96,7 +102,11 @@ test('HEAD works on files and on the SPA fallback', async (t) => {
 test('a conditional GET with the ETag answers 304', async (t) => {
   const server = await app(t, { ui: { enabled: true, dir: await fakeUi(t) } });
   const first = await server.inject({ method: 'GET', url: '/' });
-  const again = await server.inject({ method: 'GET', url: '/', headers: { 'if-none-match': String(first.headers.etag) } });
+  const again = await server.inject({
+    method: 'GET',
+    url: '/',
+    headers: { 'if-none-match': String(first.headers.etag) },
+  });
   t.is(again.statusCode, 304);
 });
 
@@ -106,7 +116,9 @@ function rawGet(port: number, rawPath: string): Promise<{ status: number; body: 
     const request = http.request({ host: '127.0.0.1', port, path: rawPath, method: 'GET' }, (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (chunk) => { body += chunk; });
+      res.on('data', (chunk) => {
+        body += chunk;
+      });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
     });
     request.on('error', reject);
@@ -118,14 +130,27 @@ test('path traversal, plain or encoded, never leaves the UI directory; dotfiles 
   const server = await app(t, { ui: { enabled: true, dir: await fakeUi(t) } });
   await server.listen({ port: 0, host: '127.0.0.1' });
   const { port } = server.server.address() as { port: number };
-  const attempts = ['/../secret.txt', '/assets/../../secret.txt', '/%2e%2e/secret.txt', '/..%2fsecret.txt', '/assets/%2e%2e%2f%2e%2e%2fsecret.txt',
-    '/%2e%2e%2f%2e%2e%2f%2e%2e%2f%2e%2e%2fetc%2fpasswd', '/..%5csecret.txt', '/.vite/manifest.json', '/%2evite/manifest.json', '/index.html%00.js'];
+  const attempts = [
+    '/../secret.txt',
+    '/assets/../../secret.txt',
+    '/%2e%2e/secret.txt',
+    '/..%2fsecret.txt',
+    '/assets/%2e%2e%2f%2e%2e%2fsecret.txt',
+    '/%2e%2e%2f%2e%2e%2f%2e%2e%2f%2e%2e%2fetc%2fpasswd',
+    '/..%5csecret.txt',
+    '/.vite/manifest.json',
+    '/%2evite/manifest.json',
+    '/index.html%00.js',
+  ];
   for (const attempt of attempts) {
     const response = await rawGet(port, attempt);
     t.false(response.body.includes('outside the UI dir'), attempt);
     t.false(response.body.includes('root:'), attempt);
     t.false(response.body === '{}', `${attempt} served the manifest`);
-    t.true(response.status === 404 || response.status === 400 || (response.status === 200 && response.body === INDEX), `${attempt} → ${response.status}`);
+    t.true(
+      response.status === 404 || response.status === 400 || (response.status === 200 && response.body === INDEX),
+      `${attempt} → ${response.status}`,
+    );
   }
 });
 

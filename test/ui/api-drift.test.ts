@@ -18,5 +18,7 @@ test('ui/src/api/schema.d.ts is generated from the current OpenAPI document (run
   const b = fresh.split('\n');
   let line = 0;
   while (line < a.length && a[line] === b[line]) line++;
-  t.fail(`schema.d.ts is out of date from line ${line + 1}: committed ${JSON.stringify(a[line])}, server ${JSON.stringify(b[line])}. Run \`npm run gen:api\`.`);
+  t.fail(
+    `schema.d.ts is out of date from line ${line + 1}: committed ${JSON.stringify(a[line])}, server ${JSON.stringify(b[line])}. Run \`npm run gen:api\`.`,
+  );
 });

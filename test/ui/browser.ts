@@ -14,7 +14,16 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const chromiumMissing = !existsSync(CHROMIUM);
 export const SKIP_MESSAGE = `UI browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`;
 
-const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic', '--disable-dev-shm-usage'];
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+  '--disable-sync',
+  '--disable-quic',
+  '--disable-dev-shm-usage',
+];
 
 /** Problems seen by a page; `allow` lists response URLs/statuses a test expects (e.g. a 401 before the token prompt). */
 export interface PageProblems {
@@ -31,16 +40,32 @@ export interface BrowserSession {
   page: Page;
   problems: PageProblems;
   /** A new page (own storage) in the same browser, with its own problem list. */
-  newPage(options?: { colorScheme?: 'light' | 'dark'; width?: number }): Promise<{ page: Page; problems: PageProblems }>;
+  newPage(options?: {
+    colorScheme?: 'light' | 'dark';
+    width?: number;
+  }): Promise<{ page: Page; problems: PageProblems }>;
 }
 
-async function watchedPage(browser: Browser, options: { colorScheme?: 'light' | 'dark'; width?: number } = {}): Promise<{ page: Page; problems: PageProblems }> {
-  const context = await browser.newContext({ colorScheme: options.colorScheme ?? 'light', viewport: { width: options.width ?? 1280, height: 860 }, acceptDownloads: true });
+async function watchedPage(
+  browser: Browser,
+  options: { colorScheme?: 'light' | 'dark'; width?: number } = {},
+): Promise<{ page: Page; problems: PageProblems }> {
+  const context = await browser.newContext({
+    colorScheme: options.colorScheme ?? 'light',
+    viewport: { width: options.width ?? 1280, height: 860 },
+    acceptDownloads: true,
+  });
   const page = await context.newPage();
   // a busy CI machine may take long to render or to answer: waits are for conditions, bounded near
   // the suite's own timeout rather than Playwright's 30 s default
   page.setDefaultTimeout(120_000);
-  const problems: PageProblems = { console: [], failedRequests: [], errorResponses: [], allow: [], foreignRequests: [] };
+  const problems: PageProblems = {
+    console: [],
+    failedRequests: [],
+    errorResponses: [],
+    allow: [],
+    foreignRequests: [],
+  };
   // Chromium logs every 4xx/5xx answer as a console error; one that the test allowed is not a problem
   const allowedAnswers: number[] = [];
   page.on('console', (message) => {
@@ -53,7 +78,8 @@ async function watchedPage(browser: Browser, options: { colorScheme?: 'light' | 
   page.on('pageerror', (error) => problems.console.push(`page error: ${error.message}`));
   page.on('request', (request) => {
     const url = new URL(request.url());
-    if (!['127.0.0.1', 'localhost'].includes(url.hostname) && !['data:', 'blob:'].includes(url.protocol)) problems.foreignRequests.push(request.url());
+    if (!['127.0.0.1', 'localhost'].includes(url.hostname) && !['data:', 'blob:'].includes(url.protocol))
+      problems.foreignRequests.push(request.url());
   });
   page.on('requestfailed', (request) => {
     const reason = request.failure()?.errorText ?? '';
@@ -81,7 +107,12 @@ export async function openBrowser(t: ExecutionContext): Promise<BrowserSession> 
   t.teardown(async () => {
     if (t.passed) return;
     await mkdir(ARTIFACTS, { recursive: true });
-    await first.page.screenshot({ path: path.join(ARTIFACTS, `failed-${t.title.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}.png`), fullPage: true }).catch(() => undefined);
+    await first.page
+      .screenshot({
+        path: path.join(ARTIFACTS, `failed-${t.title.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}.png`),
+        fullPage: true,
+      })
+      .catch(() => undefined);
   });
   return { browser, ...first, newPage: (options) => watchedPage(browser, options) };
 }
@@ -113,7 +144,9 @@ export interface UiKit {
 
 export interface UiTestOptions<Context> {
   /** Settings over startUiServer's; a function for ones known only inside the test (t.context, a fake started first). */
-  config?: Record<string, unknown> | ((t: ExecutionContext<Context>) => Record<string, unknown> | Promise<Record<string, unknown>>);
+  config?:
+    | Record<string, unknown>
+    | ((t: ExecutionContext<Context>) => Record<string, unknown> | Promise<Record<string, unknown>>);
   /** Why this test cannot run on this machine besides Chromium (no dockerd, no CrowdSec), or null. */
   skip?: string | null;
   /** The file's own ava function when it has a typed context and before/after hooks; ava's default otherwise. */
@@ -129,7 +162,11 @@ const warned = new Set<string>();
  * is missing; otherwise the server started with `config`, a browser opened, and `body` run with
  * the suite's 5 min budget — the same preamble every UI test file needs.
  */
-export function uiTest<Context = unknown>(title: string, body: (t: ExecutionContext<Context>, kit: UiKit) => Promise<void>, options: UiTestOptions<Context> = {}): void {
+export function uiTest<Context = unknown>(
+  title: string,
+  body: (t: ExecutionContext<Context>, kit: UiKit) => Promise<void>,
+  options: UiTestOptions<Context> = {},
+): void {
   const test = options.test ?? (anyTest as TestFn<Context>);
   const reason = chromiumMissing ? SKIP_MESSAGE : (options.skip ?? null);
   if (reason) {

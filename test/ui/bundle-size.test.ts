@@ -20,7 +20,10 @@ interface Chunk {
 test('initial JavaScript ≤ 120 KB gzip, screens split by route, no other origin in the bundle', async (t) => {
   t.timeout(300_000);
   await ensureUiBuilt();
-  const manifest = JSON.parse(await readFile(path.join(DIST, '.vite', 'manifest.json'), 'utf8')) as Record<string, Chunk>;
+  const manifest = JSON.parse(await readFile(path.join(DIST, '.vite', 'manifest.json'), 'utf8')) as Record<
+    string,
+    Chunk
+  >;
   const entry = Object.entries(manifest).find(([, chunk]) => chunk.isEntry);
   t.truthy(entry, 'an entry chunk');
   const initial = new Set<string>();
@@ -35,7 +38,9 @@ test('initial JavaScript ≤ 120 KB gzip, screens split by route, no other origi
   t.log(`initial JavaScript: ${initial.size} file(s), ${(gzip / 1024).toFixed(1)} KB gzip`);
   t.true(gzip <= 120 * 1024, `initial JS is ${gzip} bytes gzip`);
 
-  const screens = Object.keys(manifest).filter((key) => key.startsWith('src/screens/') && !key.includes('/resource/') && !key.includes('/objects/'));
+  const screens = Object.keys(manifest).filter(
+    (key) => key.startsWith('src/screens/') && !key.includes('/resource/') && !key.includes('/objects/'),
+  );
   t.true(screens.length >= 15, `one chunk per screen (${screens.length})`);
   for (const key of screens) t.false(initial.has(key), `${key} is not in the initial bundle`);
   const gzipOf = async (key: string) => gzipSync(await readFile(path.join(DIST, manifest[key].file))).length;
@@ -56,13 +61,19 @@ test('initial JavaScript ≤ 120 KB gzip, screens split by route, no other origi
     totals.push(`${path.basename(key, '.tsx')} ${(total / 1024).toFixed(1)}`);
   }
   t.log(`screen chunks (KB gzip, own chunk only): ${sizes.join(', ')}`);
-  t.log(`per route after the shell (KB gzip, own chunk + shared chunks it imports; lazy parts like uPlot not counted): ${totals.join(', ')}`);
+  t.log(
+    `per route after the shell (KB gzip, own chunk + shared chunks it imports; lazy parts like uPlot not counted): ${totals.join(', ')}`,
+  );
 
   for (const file of await readdir(path.join(DIST, 'assets'))) {
     const text = await readFile(path.join(DIST, 'assets', file), 'utf8');
     // URLs in code that the page would load: script/style/font/img sources and fetches
     t.notRegex(text, /(src|href)=["']https?:\/\//, `${file} loads from another origin`);
-    t.notRegex(text, /@import\s+url\(["']?https?:|url\(["']?https?:\/\//, `${file} loads CSS resources from another origin`);
+    t.notRegex(
+      text,
+      /@import\s+url\(["']?https?:|url\(["']?https?:\/\//,
+      `${file} loads CSS resources from another origin`,
+    );
   }
   const index = await readFile(path.join(DIST, 'index.html'), 'utf8');
   t.notRegex(index, /https?:\/\//, 'index.html names no other origin');

@@ -5,7 +5,14 @@
  */
 import anyTest, { type TestFn } from 'ava';
 import { assertClean, chromiumMissing, SKIP_MESSAGE, uiTest } from './browser.ts';
-import { createContainer, dockerSkipReason, startEngine, stateOf, TEST_IMAGE, type Engine } from '../containers/support.ts';
+import {
+  createContainer,
+  dockerSkipReason,
+  startEngine,
+  stateOf,
+  TEST_IMAGE,
+  type Engine,
+} from '../containers/support.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const test = anyTest as TestFn<{ engine?: Engine }>;
@@ -31,39 +38,52 @@ if (!skip) {
   });
 }
 
-uiTest('containers: the stack is listed and a stopped member starts from the UI; logs tail live and pause', async (t, { server, page, problems }) => {
-  const engine = t.context.engine!;
-  await page.goto(`${server.url}/containers`);
-  await page.locator('tr[data-container="ui-proxy"]', { hasText: 'running' }).waitFor();
-  await page.locator('tr[data-container="ui-missing"]', { hasText: 'missing' }).waitFor();
-  const stopped = page.locator('tr[data-container="ui-sec"]');
-  await stopped.locator('.badge', { hasText: /^exited$/ }).waitFor();
-  await stopped.getByRole('button', { name: 'Start', exact: true }).click();
-  await stopped.locator('.badge', { hasText: /^running$/ }).waitFor({ timeout: 60_000 });
-  t.is(await stateOf(engine.docker, 'ui-sec'), 'running');
+uiTest(
+  'containers: the stack is listed and a stopped member starts from the UI; logs tail live and pause',
+  async (t, { server, page, problems }) => {
+    const engine = t.context.engine!;
+    await page.goto(`${server.url}/containers`);
+    await page.locator('tr[data-container="ui-proxy"]', { hasText: 'running' }).waitFor();
+    await page.locator('tr[data-container="ui-missing"]', { hasText: 'missing' }).waitFor();
+    const stopped = page.locator('tr[data-container="ui-sec"]');
+    await stopped.locator('.badge', { hasText: /^exited$/ }).waitFor();
+    await stopped.getByRole('button', { name: 'Start', exact: true }).click();
+    await stopped.locator('.badge', { hasText: /^running$/ }).waitFor({ timeout: 60_000 });
+    t.is(await stateOf(engine.docker, 'ui-sec'), 'running');
 
-  await page.goto(`${server.url}/logs`);
-  const view = page.locator('#log-view');
-  await view.getByText(/tick \d+/).first().waitFor({ timeout: 120_000 });
-  await page.getByRole('button', { name: 'Pause' }).click();
-  await page.locator('button[aria-pressed="true"]', { hasText: 'Resume' }).waitFor();
-  const frozen = await view.innerText();
-  const lastTick = (text: string) => Math.max(...[...text.matchAll(/tick (\d+)/g)].map((m) => Number(m[1])));
-  // new lines keep arriving on the socket while paused; the view must not move
-  await page.waitForTimeout(800); // a quiet period on purpose: the view must stay still while lines arrive
-  t.is(lastTick(await view.innerText()), lastTick(frozen), 'paused view does not move');
-  await page.getByRole('button', { name: 'Resume' }).click();
-  await waitFor(async () => lastTick(await view.innerText()) > lastTick(frozen), 10_000);
-  await page.getByLabel('Filter').fill('tick 1');
-  const filtered = await view.innerText();
-  t.true(filtered.split('\n').filter(Boolean).every((line) => line.includes('tick 1')), filtered.slice(0, 200));
-  assertClean(t, problems, 'containers and logs');
-}, {
-  test,
-  skip,
-  config: (t) => ({
-    docker: { host: '', socket: t.context.engine!.socket },
-    stack: { containers: ['ui-proxy', 'ui-sec', 'ui-missing'], project: '' },
-    logs: { services: { proxy: 'ui-proxy', secengine: 'ui-sec', tunnelapp: 'newt', tunnelgw: 'gerbil' } },
-  }),
-});
+    await page.goto(`${server.url}/logs`);
+    const view = page.locator('#log-view');
+    await view
+      .getByText(/tick \d+/)
+      .first()
+      .waitFor({ timeout: 120_000 });
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await page.locator('button[aria-pressed="true"]', { hasText: 'Resume' }).waitFor();
+    const frozen = await view.innerText();
+    const lastTick = (text: string) => Math.max(...[...text.matchAll(/tick (\d+)/g)].map((m) => Number(m[1])));
+    // new lines keep arriving on the socket while paused; the view must not move
+    await page.waitForTimeout(800); // a quiet period on purpose: the view must stay still while lines arrive
+    t.is(lastTick(await view.innerText()), lastTick(frozen), 'paused view does not move');
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await waitFor(async () => lastTick(await view.innerText()) > lastTick(frozen), 10_000);
+    await page.getByLabel('Filter').fill('tick 1');
+    const filtered = await view.innerText();
+    t.true(
+      filtered
+        .split('\n')
+        .filter(Boolean)
+        .every((line) => line.includes('tick 1')),
+      filtered.slice(0, 200),
+    );
+    assertClean(t, problems, 'containers and logs');
+  },
+  {
+    test,
+    skip,
+    config: (t) => ({
+      docker: { host: '', socket: t.context.engine!.socket },
+      stack: { containers: ['ui-proxy', 'ui-sec', 'ui-missing'], project: '' },
+      logs: { services: { proxy: 'ui-proxy', secengine: 'ui-sec', tunnelapp: 'newt', tunnelgw: 'gerbil' } },
+    }),
+  },
+);

@@ -34,7 +34,11 @@ export function ensureUiBuilt(): Promise<void> {
   building ??= (async () => {
     if (existsSync(INDEX) && statSync(INDEX).mtimeMs >= newestSource(UI)) return;
     const vite = path.join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js');
-    await promisify(execFile)(process.execPath, [vite, 'build', '--config', path.join(UI, 'vite.config.ts'), '--logLevel', 'error'], { cwd: ROOT });
+    await promisify(execFile)(
+      process.execPath,
+      [vite, 'build', '--config', path.join(UI, 'vite.config.ts'), '--logLevel', 'error'],
+      { cwd: ROOT },
+    );
   })();
   return building;
 }

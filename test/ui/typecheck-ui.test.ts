@@ -9,6 +9,11 @@ const root = path.join(import.meta.dirname, '..', '..');
 test('ui/ type-checks (tsc -p ui, strict)', async (t) => {
   t.timeout(300_000);
   const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  const result = await promisify(execFile)(process.execPath, [tsc, '--noEmit', '-p', path.join(root, 'ui')], { cwd: root }).then(() => '', (err: { stdout?: string }) => err.stdout ?? String(err));
+  const result = await promisify(execFile)(process.execPath, [tsc, '--noEmit', '-p', path.join(root, 'ui')], {
+    cwd: root,
+  }).then(
+    () => '',
+    (err: { stdout?: string }) => err.stdout ?? String(err),
+  );
   t.is(result, '', result);
 });

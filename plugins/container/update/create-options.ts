@@ -25,9 +25,16 @@ function withoutInherited(own: string[] | undefined, inherited: string[] | undef
   return own.filter((entry) => !image.has(entry));
 }
 
-function withoutInheritedKeys<T>(own: Record<string, T> | undefined | null, inherited: Record<string, T> | undefined | null): Record<string, T> | undefined {
+function withoutInheritedKeys<T>(
+  own: Record<string, T> | undefined | null,
+  inherited: Record<string, T> | undefined | null,
+): Record<string, T> | undefined {
   if (!own) return undefined;
-  return Object.fromEntries(Object.entries(own).filter(([key, value]) => !inherited || !(key in inherited) || !isDeepStrictEqual(inherited[key], value)));
+  return Object.fromEntries(
+    Object.entries(own).filter(
+      ([key, value]) => !inherited || !(key in inherited) || !isDeepStrictEqual(inherited[key], value),
+    ),
+  );
 }
 
 /** The Config part: the old one minus what came from the old image. */
@@ -36,10 +43,23 @@ function configFor(old: Docker.ContainerInspectInfo, oldImage: ImageConfig | nul
   if (oldImage) {
     config.Env = withoutInherited(config.Env, oldImage.Env);
     config.Labels = withoutInheritedKeys(config.Labels, oldImage.Labels);
-    config.ExposedPorts = withoutInheritedKeys(config.ExposedPorts, oldImage.ExposedPorts as Record<string, object> | undefined);
+    config.ExposedPorts = withoutInheritedKeys(
+      config.ExposedPorts,
+      oldImage.ExposedPorts as Record<string, object> | undefined,
+    );
     config.Volumes = withoutInheritedKeys(config.Volumes, oldImage.Volumes as Record<string, object> | undefined);
-    for (const key of ['Cmd', 'Entrypoint', 'WorkingDir', 'User', 'Healthcheck', 'StopSignal', 'Shell', 'OnBuild'] as const) {
-      if (isDeepStrictEqual(config[key] ?? null, (oldImage as Record<string, unknown>)[key] ?? null)) delete config[key];
+    for (const key of [
+      'Cmd',
+      'Entrypoint',
+      'WorkingDir',
+      'User',
+      'Healthcheck',
+      'StopSignal',
+      'Shell',
+      'OnBuild',
+    ] as const) {
+      if (isDeepStrictEqual(config[key] ?? null, (oldImage as Record<string, unknown>)[key] ?? null))
+        delete config[key];
     }
   }
   // Docker's default hostname is the short container id: the new container gets its own
@@ -51,7 +71,12 @@ function configFor(old: Docker.ContainerInspectInfo, oldImage: ImageConfig | nul
  * The request for the replacement of `old`, named `name`, running `old.Config.Image` (now the
  * new image). `networkMode` overrides `container:<id>` modes whose target was itself replaced.
  */
-export function recreateRequest(old: Docker.ContainerInspectInfo, oldImage: ImageConfig | null, name: string, networkMode?: string): RecreateRequest {
+export function recreateRequest(
+  old: Docker.ContainerInspectInfo,
+  oldImage: ImageConfig | null,
+  name: string,
+  networkMode?: string,
+): RecreateRequest {
   const create = configFor(old, oldImage);
   const hostConfig = structuredClone(old.HostConfig);
   if (networkMode) hostConfig.NetworkMode = networkMode;
@@ -89,7 +114,8 @@ export function recreateRequest(old: Docker.ContainerInspectInfo, oldImage: Imag
 }
 
 /** The `container:<target>` a network mode names, else null. */
-export const networkTargetOf = (mode: string | undefined): string | null => (mode?.startsWith('container:') ? mode.slice('container:'.length) : null);
+export const networkTargetOf = (mode: string | undefined): string | null =>
+  mode?.startsWith('container:') ? mode.slice('container:'.length) : null;
 
 /** Whether the image config declares a healthcheck that runs (not `NONE`). */
 export const hasHealthcheck = (config: { Healthcheck?: { Test?: string[] } } | undefined): boolean => {

@@ -25,7 +25,8 @@ export function registryOf(reference: string): string {
 /** A Docker failure as a sentence (without dockerode's "(HTTP code N)" prefix). */
 export function describeError(err: unknown): string {
   // streamed answers carry no JSON body: dockerode's text is "<reason> - <Docker's message>"
-  if (isDockerHttpError(err)) return dockerMessage(err).replace(/^(server error|not found|unauthorized|forbidden|conflict) - /, '');
+  if (isDockerHttpError(err))
+    return dockerMessage(err).replace(/^(server error|not found|unauthorized|forbidden|conflict) - /, '');
   if (err instanceof AppError || err instanceof Error) return err.message;
   return String(err);
 }
@@ -46,7 +47,10 @@ export interface HealthWait {
 }
 
 export class UpdateDocker {
-  constructor(private readonly docker: DockerClient, private readonly stopTimeoutS: number) {}
+  constructor(
+    private readonly docker: DockerClient,
+    private readonly stopTimeoutS: number,
+  ) {}
 
   private get engine(): Docker {
     return this.docker.engine;
@@ -55,7 +59,9 @@ export class UpdateDocker {
   /** Inspect by id or name; null when there is no such container. */
   async inspect(idOrName: string): Promise<Docker.ContainerInspectInfo | null> {
     try {
-      return await this.docker.call(`inspect ${idOrName}`, (abortSignal) => this.engine.getContainer(idOrName).inspect({ abortSignal }));
+      return await this.docker.call(`inspect ${idOrName}`, (abortSignal) =>
+        this.engine.getContainer(idOrName).inspect({ abortSignal }),
+      );
     } catch (err) {
       if (isDockerHttpError(err) && err.statusCode === 404) return null;
       throw err;
@@ -80,31 +86,52 @@ export class UpdateDocker {
     const registry = registryOf(reference);
     let events: PullEvent[];
     try {
-      events = await this.docker.call(`pull ${reference}`, async (deadline) => {
-        const abortSignal = AbortSignal.any([deadline, signal]);
-        const stream = await this.engine.pull(reference, { abortSignal });
-        return new Promise<PullEvent[]>((resolve, reject) => {
-          abortSignal.addEventListener('abort', () => (stream as unknown as { destroy(): void }).destroy?.(), { once: true });
-          this.engine.modem.followProgress(stream, (err: Error | null, output: PullEvent[]) => (err ? reject(err) : resolve(output)));
-        });
-      }, PULL_TIMEOUT_MS, true);
+      events = await this.docker.call(
+        `pull ${reference}`,
+        async (deadline) => {
+          const abortSignal = AbortSignal.any([deadline, signal]);
+          const stream = await this.engine.pull(reference, { abortSignal });
+          return new Promise<PullEvent[]>((resolve, reject) => {
+            abortSignal.addEventListener('abort', () => (stream as unknown as { destroy(): void }).destroy?.(), {
+              once: true,
+            });
+            this.engine.modem.followProgress(stream, (err: Error | null, output: PullEvent[]) =>
+              err ? reject(err) : resolve(output),
+            );
+          });
+        },
+        PULL_TIMEOUT_MS,
+        true,
+      );
     } catch (err) {
       if (signal.aborted) throw new StepFailure(`pull of ${reference} interrupted: ${describeError(signal.reason)}`);
-      if (isDockerHttpError(err)) throw new StepFailure(`registry ${registry} could not be reached or refused the pull of ${reference}: ${describeError(err)}`);
+      if (isDockerHttpError(err))
+        throw new StepFailure(
+          `registry ${registry} could not be reached or refused the pull of ${reference}: ${describeError(err)}`,
+        );
       throw err;
     }
     const failed = events.find((e) => e.error || e.errorDetail?.message);
-    if (failed) throw new StepFailure(`registry ${registry} failed the pull of ${reference}: ${failed.errorDetail?.message ?? failed.error}`);
+    if (failed)
+      throw new StepFailure(
+        `registry ${registry} failed the pull of ${reference}: ${failed.errorDetail?.message ?? failed.error}`,
+      );
   }
 
   async rename(id: string, name: string): Promise<void> {
-    await this.docker.call(`rename ${id} to ${name}`, (abortSignal) => this.engine.getContainer(id).rename({ name, abortSignal }));
+    await this.docker.call(`rename ${id} to ${name}`, (abortSignal) =>
+      this.engine.getContainer(id).rename({ name, abortSignal }),
+    );
   }
 
   /** Stops a running container (`containers.stop_timeout_s`, then Docker kills). */
   async stop(id: string): Promise<void> {
     try {
-      await this.docker.call(`stop ${id}`, (abortSignal) => this.engine.getContainer(id).stop({ t: this.stopTimeoutS, abortSignal }), this.stopTimeoutS * 1000 + DOCKER_CALL_TIMEOUT_MS);
+      await this.docker.call(
+        `stop ${id}`,
+        (abortSignal) => this.engine.getContainer(id).stop({ t: this.stopTimeoutS, abortSignal }),
+        this.stopTimeoutS * 1000 + DOCKER_CALL_TIMEOUT_MS,
+      );
     } catch (err) {
       if (!(isDockerHttpError(err) && err.statusCode === 304)) throw err;
     }
@@ -112,10 +139,15 @@ export class UpdateDocker {
 
   /** Creates the container and connects its further networks; answers its id. */
   async create(request: RecreateRequest): Promise<string> {
-    const container = await this.docker.call(`create ${request.create.name}`, (abortSignal) => this.engine.createContainer({ ...request.create, abortSignal }));
+    const container = await this.docker.call(`create ${request.create.name}`, (abortSignal) =>
+      this.engine.createContainer({ ...request.create, abortSignal }),
+    );
     for (const { network, endpoint } of request.connect) {
       await this.docker.call(`connect ${request.create.name} to ${network}`, (abortSignal) =>
-        this.engine.getNetwork(network).connect({ Container: container.id, EndpointConfig: endpoint, abortSignal } as Docker.NetworkConnectOptions));
+        this.engine
+          .getNetwork(network)
+          .connect({ Container: container.id, EndpointConfig: endpoint, abortSignal } as Docker.NetworkConnectOptions),
+      );
     }
     return container.id;
   }
@@ -131,7 +163,11 @@ export class UpdateDocker {
   /** Force-removes a container (and its anonymous volumes stay: they may hold data). */
   async remove(id: string): Promise<void> {
     try {
-      await this.docker.call(`remove ${id}`, (abortSignal) => this.engine.getContainer(id).remove({ force: true, abortSignal }), this.stopTimeoutS * 1000 + DOCKER_CALL_TIMEOUT_MS);
+      await this.docker.call(
+        `remove ${id}`,
+        (abortSignal) => this.engine.getContainer(id).remove({ force: true, abortSignal }),
+        this.stopTimeoutS * 1000 + DOCKER_CALL_TIMEOUT_MS,
+      );
     } catch (err) {
       if (!(isDockerHttpError(err) && err.statusCode === 404)) throw err;
     }
@@ -148,30 +184,45 @@ export class UpdateDocker {
     const withHealthcheck = hasHealthcheck(first.Config as { Healthcheck?: { Test?: string[] } });
     // running for stableMs must be possible inside the timeout
     const timeoutMs = withHealthcheck ? wait.timeoutMs : Math.max(wait.timeoutMs, wait.stableMs + 5000);
-    wait.say(withHealthcheck ? 'waiting for the healthcheck to report healthy' : `waiting until it has run for ${wait.stableMs / 1000} s`);
+    wait.say(
+      withHealthcheck
+        ? 'waiting for the healthcheck to report healthy'
+        : `waiting until it has run for ${wait.stableMs / 1000} s`,
+    );
     for (;;) {
       if (wait.signal.aborted) throw new StepFailure(`health wait interrupted: ${describeError(wait.signal.reason)}`);
       const now = await this.inspect(id);
       if (!now) throw new StepFailure('the new container disappeared');
       const { State } = now;
       const elapsed = Date.now() - started;
-      if (!State.Running || State.Restarting || now.RestartCount !== first.RestartCount || State.StartedAt !== first.State.StartedAt) {
-        throw new StepFailure(`the new container stopped (state ${State.Status}, exit code ${State.ExitCode}${State.Error ? `, ${State.Error}` : ''})`);
+      if (
+        !State.Running ||
+        State.Restarting ||
+        now.RestartCount !== first.RestartCount ||
+        State.StartedAt !== first.State.StartedAt
+      ) {
+        throw new StepFailure(
+          `the new container stopped (state ${State.Status}, exit code ${State.ExitCode}${State.Error ? `, ${State.Error}` : ''})`,
+        );
       }
       if (withHealthcheck) {
         const health = State.Health?.Status;
         if (health === 'healthy') return `healthy after ${(elapsed / 1000).toFixed(1)} s`;
         if (health === 'unhealthy') {
           const last = State.Health?.Log?.at(-1);
-          throw new StepFailure(`the healthcheck reports unhealthy${last ? ` (exit code ${last.ExitCode}${last.Output.trim() ? `: ${last.Output.trim().slice(0, 200)}` : ''})` : ''}`);
+          throw new StepFailure(
+            `the healthcheck reports unhealthy${last ? ` (exit code ${last.ExitCode}${last.Output.trim() ? `: ${last.Output.trim().slice(0, 200)}` : ''})` : ''}`,
+          );
         }
       } else if (elapsed >= wait.stableMs) {
         return `running for ${(elapsed / 1000).toFixed(1)} s (the image has no healthcheck)`;
       }
       if (elapsed > timeoutMs) {
-        throw new StepFailure(withHealthcheck
-          ? `not healthy within ${timeoutMs / 1000} s (health: ${State.Health?.Status ?? 'unknown'})`
-          : `not running for ${wait.stableMs / 1000} s within ${timeoutMs / 1000} s`);
+        throw new StepFailure(
+          withHealthcheck
+            ? `not healthy within ${timeoutMs / 1000} s (health: ${State.Health?.Status ?? 'unknown'})`
+            : `not running for ${wait.stableMs / 1000} s within ${timeoutMs / 1000} s`,
+        );
       }
       await sleep(HEALTH_POLL_MS, undefined, { signal: wait.signal }).catch(() => undefined);
     }

@@ -20,14 +20,19 @@ export interface PlannedUnit {
 export const REPLACE_STEPS = ['rename', 'create', 'start', 'health'] as const;
 
 /** The units of the request, or a 422 whose details name each unknown or non-stack entry. */
-export function planUpdate(summaries: Docker.ContainerInfo[], stack: StackMembership, requested: string[]): PlannedUnit[] {
+export function planUpdate(
+  summaries: Docker.ContainerInfo[],
+  stack: StackMembership,
+  requested: string[],
+): PlannedUnit[] {
   const byName = new Map(summaries.map((s) => [nameOf(s), s]));
   const details: ErrorDetail[] = [];
   const names = requested.map(plainName);
   names.forEach((name, index) => {
     const summary = byName.get(name);
     if (!summary) details.push({ path: `/services/${index}`, message: `no container named ${name}` });
-    else if (!stack.includes(name, summary.Labels)) details.push({ path: `/services/${index}`, message: `container ${name} is not part of the stack` });
+    else if (!stack.includes(name, summary.Labels))
+      details.push({ path: `/services/${index}`, message: `container ${name} is not part of the stack` });
   });
   if (details.length > 0) throw validationError(details);
   const listed = new Set(names);

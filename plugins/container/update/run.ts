@@ -59,7 +59,12 @@ export async function runUpdate(ctx: JobContext, run: UpdateRun): Promise<void> 
   for (const unit of run.units) await updateUnit(ctx, run, unit, replaced);
 }
 
-async function updateUnit(ctx: JobContext, run: UpdateRun, unit: PlannedUnit, replaced: Map<string, string>): Promise<void> {
+async function updateUnit(
+  ctx: JobContext,
+  run: UpdateRun,
+  unit: PlannedUnit,
+  replaced: Map<string, string>,
+): Promise<void> {
   const { ops } = run;
   const old = await ops.inspect(unit.name);
   const pull = ctx.step(unit.name, 'pull');
@@ -84,7 +89,8 @@ async function updateUnit(ctx: JobContext, run: UpdateRun, unit: PlannedUnit, re
   }
   if (upToDate) {
     for (const member of [unit.name, ...unit.dependants]) {
-      for (const step of [...REPLACE_STEPS, 'cleanup']) ctx.step(member, step).skip('skipped: the container already runs the newest image');
+      for (const step of [...REPLACE_STEPS, 'cleanup'])
+        ctx.step(member, step).skip('skipped: the container already runs the newest image');
     }
     return;
   }
@@ -98,7 +104,8 @@ async function updateUnit(ctx: JobContext, run: UpdateRun, unit: PlannedUnit, re
       member = dependant;
       const dependantOld = await ops.inspect(dependant);
       if (!dependantOld) {
-        for (const step of [...REPLACE_STEPS, 'cleanup']) ctx.step(dependant, step).skip(`skipped: ${dependant} no longer exists`);
+        for (const step of [...REPLACE_STEPS, 'cleanup'])
+          ctx.step(dependant, step).skip(`skipped: ${dependant} no longer exists`);
         continue;
       }
       await replace(ctx, run, dependant, dependantOld, done, replaced);
@@ -107,7 +114,9 @@ async function updateUnit(ctx: JobContext, run: UpdateRun, unit: PlannedUnit, re
     const failure = err instanceof ReplaceFailure ? err : new ReplaceFailure(member, 'rename', err);
     const rolledBack = await rollback(ctx, run, unit.name, done);
     const where = failure.service !== unit.name ? ` of ${failure.service}` : '';
-    throw new StepFailure(`update of ${unit.name} failed at ${failure.step}${where}: ${describeError(failure.cause)}; ${rolledBack}`);
+    throw new StepFailure(
+      `update of ${unit.name} failed at ${failure.step}${where}: ${describeError(failure.cause)}; ${rolledBack}`,
+    );
   }
   for (const r of done) replaced.set(r.oldId, r.newId!);
 
@@ -119,23 +128,37 @@ async function updateUnit(ctx: JobContext, run: UpdateRun, unit: PlannedUnit, re
         return `removed the old container ${r.oldName} (${short(r.oldId)})`;
       });
     } catch (err) {
-      throw new StepFailure(`update of ${unit.name} failed at cleanup of ${r.name}: ${describeError(err)}; the new container runs, remove ${r.oldName} by hand`);
+      throw new StepFailure(
+        `update of ${unit.name} failed at cleanup of ${r.name}: ${describeError(err)}; the new container runs, remove ${r.oldName} by hand`,
+      );
     }
   }
 }
 
 /** A failure inside `replace`, naming the step and container. */
 class ReplaceFailure extends Error {
-  constructor(readonly service: string, readonly step: string, override readonly cause: unknown) {
+  constructor(
+    readonly service: string,
+    readonly step: string,
+    override readonly cause: unknown,
+  ) {
     super(describeError(cause));
   }
 }
 
 /** rename (+ stop) → create → start → health for one container. */
-async function replace(ctx: JobContext, run: UpdateRun, name: string, old: Awaited<ReturnType<UpdateDocker['inspect']>> & object, done: Replacement[], replaced: Map<string, string>): Promise<void> {
+async function replace(
+  ctx: JobContext,
+  run: UpdateRun,
+  name: string,
+  old: Awaited<ReturnType<UpdateDocker['inspect']>> & object,
+  done: Replacement[],
+  replaced: Map<string, string>,
+): Promise<void> {
   const { ops } = run;
   const guard = (step: string) => {
-    if (ctx.signal.aborted) throw new ReplaceFailure(name, step, new StepFailure(`interrupted: ${describeError(ctx.signal.reason)}`));
+    if (ctx.signal.aborted)
+      throw new ReplaceFailure(name, step, new StepFailure(`interrupted: ${describeError(ctx.signal.reason)}`));
   };
   const stepOf = async (step: string, begin: string, work: () => Promise<string>) => {
     guard(step);
@@ -172,7 +195,12 @@ async function replace(ctx: JobContext, run: UpdateRun, name: string, old: Await
   let health: StepHandle | null = null;
   await stepOf('health', 'checking health', async () => {
     health = ctx.step(name, 'health');
-    return ops.waitHealthy(entry.newId!, { timeoutMs: run.healthTimeoutS * 1000, stableMs: run.stableMs, signal: ctx.signal, say: (m) => health?.say(m) });
+    return ops.waitHealthy(entry.newId!, {
+      timeoutMs: run.healthTimeoutS * 1000,
+      stableMs: run.stableMs,
+      signal: ctx.signal,
+      say: (m) => health?.say(m),
+    });
   });
 }
 

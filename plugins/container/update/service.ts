@@ -52,37 +52,55 @@ export class UpdateService {
   /** 409 `busy` when an update job holds the container (start/stop/restart must wait). */
   assertFree(name: string): void {
     const job = this.holderOf(name);
-    if (job) throw busy(`container ${name} is being updated by job ${job}; try again when it has finished (GET /api/jobs/${job})`);
+    if (job)
+      throw busy(
+        `container ${name} is being updated by job ${job}; try again when it has finished (GET /api/jobs/${job})`,
+      );
   }
 
   /** Validates against Docker, then starts the job; the answer is the queued job (202). */
   async start(request: UpdateRequest): Promise<JobView> {
     const { jobs, stack } = this.options;
     const running = jobs.list({ kind: UPDATE_JOB_KIND }).find((j) => j.status === 'queued' || j.status === 'running');
-    if (running) throw busy(`update job ${running.id} is running; one container update runs at a time, try again when it has finished`);
+    if (running)
+      throw busy(
+        `update job ${running.id} is running; one container update runs at a time, try again when it has finished`,
+      );
     const units = planUpdate(await this.ops.listAll(), stack, request.services);
-    const params = { services: units.map((u) => u.name), backup: request.backup ?? false, health_timeout_s: request.health_timeout_s ?? 120 };
+    const params = {
+      services: units.map((u) => u.name),
+      backup: request.backup ?? false,
+      health_timeout_s: request.health_timeout_s ?? 120,
+    };
     const members = units.flatMap((u) => [u.name, ...u.dependants]);
     let release = () => {};
-    const job = jobs.start({ kind: UPDATE_JOB_KIND, params, steps: plannedSteps(units, params.backup), exclusive: true }, async (ctx) => {
-      try {
-        ctx.log.info({ services: params.services, dependants: members.filter((m) => !params.services.includes(m)) }, 'container update started');
-        await runUpdate(ctx, {
-          units,
-          backup: params.backup,
-          healthTimeoutS: params.health_timeout_s,
-          ops: this.ops,
-          takeBackup: this.options.takeBackup,
-          stableMs: this.options.stableS * 1000,
-          now: this.options.now,
-        });
-      } finally {
-        release();
-      }
-    });
+    const job = jobs.start(
+      { kind: UPDATE_JOB_KIND, params, steps: plannedSteps(units, params.backup), exclusive: true },
+      async (ctx) => {
+        try {
+          ctx.log.info(
+            { services: params.services, dependants: members.filter((m) => !params.services.includes(m)) },
+            'container update started',
+          );
+          await runUpdate(ctx, {
+            units,
+            backup: params.backup,
+            healthTimeoutS: params.health_timeout_s,
+            ops: this.ops,
+            takeBackup: this.options.takeBackup,
+            stableMs: this.options.stableS * 1000,
+            now: this.options.now,
+          });
+        } finally {
+          release();
+        }
+      },
+    );
     // held from now on: the job's work starts on the next turn of the event loop
     for (const member of members) this.held.set(member, job.id);
-    release = () => { for (const member of members) if (this.held.get(member) === job.id) this.held.delete(member); };
+    release = () => {
+      for (const member of members) if (this.held.get(member) === job.id) this.held.delete(member);
+    };
     return job;
   }
 }
