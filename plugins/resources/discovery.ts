@@ -6,6 +6,7 @@ import picomatch from 'picomatch';
 import { stringifyCanonical } from '../../model/lossless-json.ts';
 import { defaultResourceConfig } from '../../model/types.ts';
 import { slugify } from '../../model/ids.ts';
+import { DISCOVERED_KEYS } from './record.ts';
 import {
   allocateId,
   hostsOf,
@@ -55,22 +56,6 @@ type Discovered = Pick<
   | 'upstream_middlewares'
 >;
 
-const TRACKED = [
-  'name',
-  'router',
-  'source',
-  'status',
-  'missing_since',
-  'rule',
-  'host',
-  'hosts',
-  'entrypoints',
-  'tls',
-  'priority',
-  'upstream_service',
-  'upstream_middlewares',
-] as const;
-
 function discoveredFields(router: UpstreamRouter, source: SourceKind): Discovered {
   const hosts = hostsOf(router.rule);
   return {
@@ -89,7 +74,8 @@ function discoveredFields(router: UpstreamRouter, source: SourceKind): Discovere
 }
 
 // canonical JSON compares BigInt priorities exactly and ignores key order
-const tracked = (resource: ResourceRecord) => stringifyCanonical(TRACKED.map((field) => resource[field] ?? null));
+const tracked = (resource: ResourceRecord) =>
+  stringifyCanonical(DISCOVERED_KEYS.map((field) => resource[field] ?? null));
 
 function eligible(routers: UpstreamRouter[], options: ReconcileOptions): UpstreamRouter[] {
   const excluded = options.exclude.length > 0 ? picomatch(options.exclude, { dot: true }) : () => false;
