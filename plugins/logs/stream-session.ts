@@ -46,9 +46,14 @@ export class LogStreamSession {
   private readonly queue: LogLine[] = [];
   private dropped = 0;
   private inFlight = 0;
-  /** Set on re-attach: lines up to this key were already sent. */
-  private replayUntil = '';
-  private lastTs = '';
+  /**
+   * Set on re-attach: what the new stream must not hand on — lines of the previous run (key up to
+   * `before`, the previous run's end) and the range `from`–`to` the old stream already handed on.
+   */
+  private skip: { before: string; from: string; to: string } | null = null;
+  /** Key of the first and the last line the current stream handed on. */
+  private sentFrom = '';
+  private sentTo = '';
   private logs: Readable | null = null;
   private events: Readable | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -74,7 +79,7 @@ export class LogStreamSession {
     }, pingIntervalMs);
     try {
       await this.watchEvents();
-      await this.attach({ tail: this.options.tail });
+      await this.attach({ tail: this.options.tail }, '');
     } catch (err) {
       this.fail(err as Error);
     }
@@ -97,7 +102,8 @@ export class LogStreamSession {
     this.stop(1011, 'Docker failure');
   }
 
-  private async attach(from: { tail?: number; since?: string }): Promise<void> {
+  /** `previousRunEnd`: key of the end of the container's previous run ('' for the first attach). */
+  private async attach(from: { tail?: number; since?: string }, previousRunEnd: string): Promise<void> {
     const { docker, target, stdout, stderr } = this.options;
     const container = docker.engine.getContainer(target.id);
     const stream = (await docker.call(`logs of ${target.name}`, (abortSignal) =>
@@ -116,11 +122,15 @@ export class LogStreamSession {
       return;
     }
     if (this.logs) {
-      // a re-attach replays from `since` (whole seconds, or the whole log): what the old stream
-      // delivered up to this moment, including lines that came after the start event while the
-      // new stream was being opened, is filtered out. Taken at the event instead, those lines
-      // were sent twice (issue 12: dropped + received = 30204 for 30000 lines).
-      this.replayUntil = this.lastTs ? timestampKey(this.lastTs) : '';
+      // a re-attach replays the new run from its start (whole seconds): the previous run's lines
+      // and the range the old stream handed on up to this moment — including lines that came after
+      // the start event while the new stream was being opened — are filtered out. Taken at the
+      // event instead, those lines were sent twice (issue 12: dropped + received = 30204 for 30000
+      // lines). The old stream may have attached after the run began (a `tail=0` attach racing the
+      // start): the lines before its first one are handed on now, after the ones already sent
+      // (CI: 29601 of 30000 lines arrived when only "up to the last line sent" was skipped).
+      this.skip = { before: previousRunEnd, from: this.sentFrom, to: this.sentTo };
+      this.sentFrom = '';
       this.logs.destroy();
     }
     this.logs = stream;
@@ -157,19 +167,33 @@ export class LogStreamSession {
     if (action === 'die') this.sendNow({ type: 'status', state: 'exited' });
     if (action === 'start') {
       this.sendNow({ type: 'status', state: 'running' });
-      // from the last line shown (Docker wants seconds); lines up to the last one shown when the
-      // new stream takes over are filtered out again (attach)
-      const since = this.lastTs ? String(Math.floor(Date.parse(this.lastTs) / 1000)) : undefined;
-      this.attach(since === undefined ? {} : { since }).catch((err: Error) => this.fail(err));
+      this.reattach().catch((err: Error) => this.fail(err));
     }
   }
 
+  /**
+   * On a start: the new run's lines from its beginning. The previous run ended at the container's
+   * `State.FinishedAt` (kept by Docker while the new run goes on; the zero time when it never ran);
+   * Docker's `since` takes whole seconds, so the earlier lines of that second are filtered (attach).
+   */
+  private async reattach(): Promise<void> {
+    const { docker, target } = this.options;
+    const info = (await docker.call(`inspect of ${target.name}`, () =>
+      docker.engine.getContainer(target.id).inspect(),
+    )) as { State?: { FinishedAt?: string } };
+    if (this.stopped) return;
+    const finished = info.State?.FinishedAt ?? '';
+    const finishedMs = finished ? Date.parse(finished) : NaN;
+    const ran = Number.isFinite(finishedMs) && finishedMs > 0;
+    await this.attach(ran ? { since: String(Math.floor(finishedMs / 1000)) } : {}, ran ? timestampKey(finished) : '');
+  }
+
   private enqueue(line: LogLine): void {
-    if (this.replayUntil) {
-      if (timestampKey(line.ts) <= this.replayUntil) return; // sent before the container stopped
-      this.replayUntil = '';
-    }
-    this.lastTs = line.ts;
+    const key = timestampKey(line.ts);
+    const skip = this.skip;
+    if (skip && (key <= skip.before || (skip.from !== '' && key >= skip.from && key <= skip.to))) return;
+    if (this.sentFrom === '') this.sentFrom = key;
+    this.sentTo = key;
     this.queue.push(line);
     if (this.queue.length > this.options.bufferLines) {
       this.queue.shift();
