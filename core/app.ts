@@ -102,9 +102,20 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     retire(lifecycle);
     done();
   });
-  const store = await openStore({ dataDir: config.storage.data_dir, logger: app.log.child({ component: 'store' }) });
+  // cluster mode: the data dir is brought in line with etcd before the store reads it, and the
+  // store commits every write to etcd first (core/cluster/replication.ts)
+  await app.cluster.prepareDataDir();
+  const store = await openStore({
+    dataDir: config.storage.data_dir,
+    logger: app.log.child({ component: 'store' }),
+    replica: app.cluster.replica,
+  });
   app.decorate('store', store);
-  app.addHook('onClose', async () => store.close());
+  const detach = app.cluster.attachStore(store);
+  app.addHook('onClose', async () => {
+    detach();
+    await store.close();
+  });
   try {
     app.decorate('settings', await openSettings(store));
 

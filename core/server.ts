@@ -72,7 +72,7 @@ export async function runServer(groupsOrLoader: BuiltinGroup[] | (() => Promise<
   let groups: BuiltinGroup[] | null = Array.isArray(groupsOrLoader) ? groupsOrLoader : null;
   const loadGroups = async () => (groups ??= await (groupsOrLoader as () => Promise<BuiltinGroup[]>)());
   // the election lives as long as the process: hot reloads build new instances on the same membership
-  const cluster = joinCluster(config.cluster, logger);
+  const cluster = joinCluster(config.cluster, logger, config.storage.data_dir);
   const host = new AppHost(
     async (generation, serverFactory) =>
       buildApp({ config, groups: await loadGroups(), generation, serverFactory, cluster }),

@@ -10,8 +10,10 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/schema.ts';
+import type { StoreReplica, YamlStore } from '../store/types.ts';
 import { connectEtcd, type EtcdConnection } from './etcd.ts';
 import { Leadership } from './leadership.ts';
+import { Replicator } from './replication.ts';
 
 export interface ClusterStatus {
   enabled: boolean;
@@ -21,6 +23,8 @@ export interface ClusterStatus {
   leader: string | null;
   leader_since: string | null;
   etcd: { endpoints: string[]; reachable: boolean | null; error: string | null };
+  /** The last etcd revision this node applied to its data dir (null: standalone). */
+  revision: number | null;
 }
 
 export interface Cluster {
@@ -30,6 +34,16 @@ export interface Cluster {
   /** Called with true when this node starts leading, false when it must stop; returns the unsubscribe function. */
   onLeadership(listener: (leading: boolean) => void): () => void;
   status(): Promise<ClusterStatus>;
+  /**
+   * Cluster mode: brings the local data dir in line with the cluster once, before a store opens
+   * it (the first node imports its files into an empty cluster; a joining node takes the
+   * cluster's). Standalone: nothing to do.
+   */
+  prepareDataDir(): Promise<void>;
+  /** The replication log stores commit to (undefined when standalone). */
+  readonly replica: StoreReplica | undefined;
+  /** Starts applying the cluster's changes through this store; returns the function that detaches it. */
+  attachStore(store: Pick<YamlStore, 'applyRemote'>): () => void;
   close(): Promise<void>;
 }
 
@@ -47,13 +61,21 @@ export function standalone(nodeName = hostname()): Cluster {
       leader: nodeName,
       leader_since: null,
       etcd: { endpoints: [], reachable: null, error: null },
+      revision: null,
     }),
+    prepareDataDir: async () => undefined,
+    replica: undefined,
+    attachStore: () => () => undefined,
     close: async () => undefined,
   };
 }
 
-/** Joins the cluster the settings name, or returns a standalone cluster when they name none. */
-export function joinCluster(settings: AppConfig['cluster'], logger: Logger): Cluster {
+/**
+ * Joins the cluster the settings name, or returns a standalone cluster when they name none. With
+ * `dataDir`, the data dir is replicated through etcd (replication.ts); without it (membership
+ * tests) only the election runs.
+ */
+export function joinCluster(settings: AppConfig['cluster'], logger: Logger, dataDir?: string): Cluster {
   const nodeName = settings.node_name || hostname();
   if (settings.etcd_endpoints.length === 0) return standalone(nodeName);
   const etcd: EtcdConnection = connectEtcd({
@@ -74,6 +96,15 @@ export function joinCluster(settings: AppConfig['cluster'], logger: Logger): Clu
     callTimeoutMs: settings.call_timeout_ms,
     logger: logger.child({ component: 'cluster' }),
   });
+  const replicator = dataDir
+    ? new Replicator({
+        etcd: etcd.ns,
+        dataDir,
+        nodeName,
+        endpoints: settings.etcd_endpoints,
+        logger: logger.child({ component: 'cluster' }),
+      })
+    : undefined;
   const listeners = new Set<(leading: boolean) => void>();
   const notify = (leading: boolean) => {
     for (const listener of listeners) {
@@ -114,11 +145,16 @@ export function joinCluster(settings: AppConfig['cluster'], logger: Logger): Clu
         leader,
         leader_since: leadership.leaderSince?.toISOString() ?? null,
         etcd: { endpoints: settings.etcd_endpoints, reachable: error === null, error },
+        revision: replicator?.revision ?? null,
       };
     },
+    prepareDataDir: async () => replicator?.prepare(),
+    replica: replicator,
+    attachStore: (store) => replicator?.attach(store) ?? (() => undefined),
     async close() {
       await leadership.stop(); // a leader's listeners hear `false` first: the singleton work stops
       listeners.clear();
+      await replicator?.close();
       etcd.close();
     },
   };

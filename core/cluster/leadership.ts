@@ -231,12 +231,21 @@ export class Leadership extends EventEmitter {
     const stopped = () => gone.abort();
     this.#stop.signal.addEventListener('abort', stopped, { once: true });
     try {
-      watcher = await this.#etcd
+      const creating = this.#etcd
         .watch()
         .key(this.#key)
         .startRevision(String(revision + 1))
         .only('delete')
         .create();
+      // create() waits for a connected stream, forever while etcd is away: a stop must not wait with it
+      watcher = await Promise.race([
+        creating,
+        new Promise<null>((resolve) => gone.signal.addEventListener('abort', () => resolve(null), { once: true })),
+      ]);
+      if (!watcher) {
+        void creating.then((late) => late.cancel()).catch(() => undefined);
+        return;
+      }
       await Promise.race([
         once(watcher, 'delete', { signal: gone.signal }),
         once(watcher, 'error', { signal: gone.signal }),

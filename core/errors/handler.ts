@@ -40,6 +40,8 @@ function storeErrorOf(error: StoreError): AppError {
       return errors.alreadyExists(error.message);
     case 'invalid_id':
       return errors.validation(error.message, [{ path: '/params/id', message: error.rule ?? error.message }]);
+    case 'replica_unavailable':
+      return errors.upstreamUnavailable(error.message);
   }
 }
 

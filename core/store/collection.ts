@@ -140,6 +140,28 @@ export class FileCollection<T> implements Collection<T> {
     }
   }
 
+  /**
+   * A change from the cluster (cluster mode): written under the collection lock, marked as our own
+   * write so the watcher does not take it for a hand edit, then taken in with source `cluster`.
+   */
+  async applyRemote(file: string, bytes: Buffer | null, stillNewer?: () => boolean): Promise<void> {
+    await this.ctx.locks.run(this.dir, async () => {
+      if (stillNewer && !stillNewer()) return; // a writer of ours took a newer version in meanwhile
+      const current = await readDataFile(file);
+      const same = bytes === null ? current.kind === 'missing' : current.kind === 'ok' && current.bytes.equals(bytes);
+      if (!same) {
+        this.ownOperation(file, bytes === null ? '' : hashOf(bytes));
+        try {
+          if (bytes === null) await removeDurably(file);
+          else await writeAtomic(file, bytes, { mode: this.options.fileMode });
+        } finally {
+          this.ownWrites.delete(file);
+        }
+      }
+      await this.ingest(file, 'cluster', 'final');
+    });
+  }
+
   /** Whether a path belongs to this collection (a YAML file directly inside its dir). */
   owns(file: string): boolean {
     return path.dirname(file) === this.dir && YAML_FILE.test(path.basename(file));
@@ -212,12 +234,23 @@ export class FileCollection<T> implements Collection<T> {
 
   async delete(id: string, options: WriteOptions = {}): Promise<boolean> {
     this.assertId(id);
-    return this.ctx.locks.run(this.dir, async () => {
+    return this.ctx.locks.run(this.dir, () => this.deleteUnlocked(id, options));
+  }
+
+  /** delete() with the collection lock held. */
+  private async deleteUnlocked(id: string, options: WriteOptions): Promise<boolean> {
+    {
       const fresh = await this.fresh(id);
       if (!fresh) return false;
       if (options.expect && !options.expect(fresh.etag)) throw versionConflict(this.name, id);
       this.ownOperation(fresh.file, '');
       try {
+        if ((await this.ctx.replica?.commit(this.ctx.relative(fresh.file), null)) === 'stale') {
+          // another node changed it meanwhile: take its version in and decide again on that one
+          this.ownWrites.delete(fresh.file);
+          await this.ingest(fresh.file, 'cluster', 'final');
+          return await this.deleteUnlocked(id, options);
+        }
         await removeDurably(fresh.file);
         this.invalid.delete(fresh.file);
         if (this.objects.has(id)) this.remove(id, options.source ?? 'api');
@@ -226,7 +259,7 @@ export class FileCollection<T> implements Collection<T> {
         this.ctx.touched(fresh.file);
       }
       return true;
-    });
+    }
   }
 
   /**
@@ -303,6 +336,12 @@ export class FileCollection<T> implements Collection<T> {
     };
     this.ownOperation(file, object.etag);
     try {
+      if ((await this.ctx.replica?.commit(this.ctx.relative(file), text)) === 'stale') {
+        // another node wrote a newer version: take it in, then mutate and check `expect` on it
+        this.ownWrites.delete(file);
+        await this.ingest(file, 'cluster', 'final');
+        return await this.writeUnlocked(id, mutate, options, syncDir);
+      }
       await writeAtomic(file, text, { mode: this.options.fileMode, syncDir });
       this.invalid.delete(file);
       this.set(object, options.source ?? 'api', this.objects.get(id));
@@ -419,11 +458,15 @@ export class FileCollection<T> implements Collection<T> {
   private set(object: Held<T>, source: ChangeSource, previous: Held<T> | undefined): void {
     this.objects.set(object.id, object);
     this.sorted = null;
-    if (source === 'file')
+    if (source === 'file') {
       this.ctx.logger.info(
         { collection: this.name, id: object.id, file: object.file },
         previous ? 'hand edit applied' : 'object added from file',
       );
+    }
+    // a hand edit or a restore on this node: the other nodes of a cluster take it too
+    if (source === 'file' || source === 'restore')
+      this.ctx.replica?.handEdit(this.ctx.relative(object.file), object.text);
     this.emit({ collection: this.name, type: 'upsert', id: object.id, object, previous, source });
   }
 
@@ -431,7 +474,11 @@ export class FileCollection<T> implements Collection<T> {
     const previous = this.objects.get(id);
     this.objects.delete(id);
     this.sorted = null;
-    if (source === 'file') this.ctx.logger.info({ collection: this.name, id }, 'object deleted by removing its file');
+    if (source === 'file') {
+      this.ctx.logger.info({ collection: this.name, id }, 'object deleted by removing its file');
+    }
+    if (previous && (source === 'file' || source === 'restore'))
+      this.ctx.replica?.handEdit(this.ctx.relative(previous.file), null);
     this.emit({ collection: this.name, type: 'delete', id, previous, source });
   }
 

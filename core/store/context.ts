@@ -1,5 +1,5 @@
 /** What collections and documents share: paths, locks, clock, logger, the global change fan-out. */
-import type { AnyChangeEvent } from './types.ts';
+import type { AnyChangeEvent, StoreReplica } from './types.ts';
 import type { DirectoryLocks } from './lock.ts';
 
 export interface StoreLogger {
@@ -20,6 +20,10 @@ export interface StoreContext {
    * edit made in that moment would otherwise go unseen.
    */
   touched(file: string): void;
+  /** Cluster mode: the replication log writes are committed to first (undefined on a standalone server). */
+  replica?: StoreReplica;
+  /** Path of a data file relative to the data dir, `/`-separated (the replica's keys). */
+  relative(file: string): string;
   /** Runs a bulk write of a collection dir without the watcher on it (see Store.quiet). */
   quiet<R>(dir: string, fn: () => Promise<R>): Promise<R>;
 }

@@ -1,6 +1,6 @@
 /** A single YAML file holding one value (settings.yaml, datasources.yaml, auth/tokens.yaml). */
 import path from 'node:path';
-import { hashOf, writeAtomic } from './atomic-write.ts';
+import { hashOf, removeDurably, writeAtomic } from './atomic-write.ts';
 import type { StoreContext } from './context.ts';
 import type { Attempt } from './context.ts';
 import { readDataFile } from './read-data-file.ts';
@@ -103,7 +103,35 @@ export class FileDocument<T> implements StoreDocument<T> {
   }
 
   async update(mutate: (current: T) => T | undefined): Promise<T> {
-    return this.ctx.locks.run(this.path, async () => {
+    return this.ctx.locks.run(this.path, () => this.updateUnlocked(mutate));
+  }
+
+  /**
+   * A change from the cluster (cluster mode): written under the document's lock, marked as our own
+   * write so the watcher does not take it for a hand edit, then taken in with source `cluster`.
+   */
+  async applyRemote(bytes: Buffer | null, stillNewer?: () => boolean): Promise<void> {
+    await this.ctx.locks.run(this.path, async () => {
+      if (stillNewer && !stillNewer()) return; // a writer of ours took a newer version in meanwhile
+      const current = await readDataFile(this.path);
+      const same = bytes === null ? current.kind === 'missing' : current.kind === 'ok' && current.bytes.equals(bytes);
+      if (!same) {
+        this.writing = bytes === null ? '' : hashOf(bytes);
+        this.writesStarted += 1;
+        try {
+          if (bytes === null) await removeDurably(this.path);
+          else await writeAtomic(this.path, bytes, { mode: this.options.fileMode, dirMode: this.options.dirMode });
+        } finally {
+          this.writing = null;
+        }
+      }
+      await this.ingest('cluster', 'final');
+    });
+  }
+
+  /** update() with the document's lock held. */
+  private async updateUnlocked(mutate: (current: T) => T | undefined): Promise<T> {
+    {
       const fresh = await this.read();
       const current = fresh.kind === 'ok' ? fresh.value : this.value;
       const next = mutate(structuredClone(current));
@@ -117,6 +145,12 @@ export class FileDocument<T> implements StoreDocument<T> {
       this.writing = hashOf(text);
       this.writesStarted += 1;
       try {
+        if ((await this.ctx.replica?.commit(this.ctx.relative(this.path), text)) === 'stale') {
+          // another node wrote a newer version: take it in, then mutate again on it
+          this.writing = null;
+          await this.ingest('cluster', 'final');
+          return await this.updateUnlocked(mutate);
+        }
         await writeAtomic(this.path, text, { mode: this.options.fileMode, dirMode: this.options.dirMode });
         this.text = text;
         this.hash = this.writing;
@@ -127,12 +161,17 @@ export class FileDocument<T> implements StoreDocument<T> {
         this.ctx.touched(this.path);
       }
       return next;
-    });
+    }
   }
 
   private apply(value: T, source: ChangeSource): void {
     this.value = value;
-    if (source === 'file') this.ctx.logger.info({ file: this.path }, 'hand edit applied');
+    if (source === 'file') {
+      this.ctx.logger.info({ file: this.path }, 'hand edit applied');
+    }
+    // a hand edit or a restore on this node: the other nodes of a cluster take it too
+    if (source === 'file' || source === 'restore')
+      this.ctx.replica?.handEdit(this.ctx.relative(this.path), this.text ?? null);
     for (const listener of this.listeners) {
       try {
         listener(value, source);

@@ -8,7 +8,9 @@ export type StoreErrorKind =
   /** create() of an id that is taken */
   | 'already_exists'
   /** an id that does not match the collection's id pattern */
-  | 'invalid_id';
+  | 'invalid_id'
+  /** cluster mode: the replication log (etcd) cannot be reached, so nothing was written */
+  | 'replica_unavailable';
 
 export class StoreError extends Error {
   constructor(

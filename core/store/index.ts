@@ -2,7 +2,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
-import { writeAtomic } from './atomic-write.ts';
+import { removeDurably, writeAtomic } from './atomic-write.ts';
 import { FileCollection } from './collection.ts';
 import type { Attempt, StoreContext, StoreLogger } from './context.ts';
 import { FileDocument } from './document.ts';
@@ -16,6 +16,7 @@ import type {
   DocumentOptions,
   InvalidFile,
   StoreDocument,
+  StoreReplica,
   YamlStore,
 } from './types.ts';
 
@@ -30,6 +31,8 @@ export interface StoreOptions {
   /** Debounce per file (API.md §3.3: 300 ms). */
   debounceMs?: number;
   now?: () => string;
+  /** Cluster mode: the replication log writes are committed to first (core/cluster/replication.ts). */
+  replica?: StoreReplica;
 }
 
 /** chokidar's directory rescan is throttled to 1 s; the second look after our own write comes after it. */
@@ -78,6 +81,8 @@ class Store implements YamlStore {
       locks: new DirectoryLocks(),
       logger: options.logger,
       now: options.now ?? (() => new Date().toISOString()),
+      replica: options.replica,
+      relative: (file) => path.relative(this.dataDir, file).split(path.sep).join('/'),
       quiet: (dir, fn) => this.quiet(dir, fn),
       touched: (file) => this.touched(file),
       emitAny: (event) => {
@@ -141,6 +146,7 @@ class Store implements YamlStore {
     return [
       ...this.collections.flatMap((c) => c.invalidFiles()),
       ...this.documents.flatMap((d) => d.invalidFiles()),
+      ...(this.options.replica?.conflicts() ?? []),
     ].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
 
@@ -150,7 +156,26 @@ class Store implements YamlStore {
   }
 
   async writeRaw(relativePath: string, content: string | Buffer, mode = 0o644, dirMode?: number): Promise<void> {
-    await writeAtomic(this.resolveInside(relativePath), content, { mode, dirMode });
+    const file = this.resolveInside(relativePath);
+    // raw files (certificates, the initial token) are replicated last-writer-wins; caches (hidden) stay local
+    if (this.options.replica && !relativePath.split('/').some((part) => part.startsWith('.'))) {
+      // `stale` has brought this node up to the cluster's version: committing again then succeeds
+      for (let attempt = 0; attempt < 5; attempt++)
+        if ((await this.options.replica.commit(this.ctx.relative(file), content)) === 'ok') break;
+    }
+    await writeAtomic(file, content, { mode, dirMode });
+  }
+
+  async applyRemote(relativePath: string, bytes: Buffer | null, stillNewer?: () => boolean): Promise<void> {
+    const file = this.resolveInside(relativePath);
+    const collection = this.collections.find((c) => c.owns(file));
+    if (collection) return collection.applyRemote(file, bytes, stillNewer);
+    const document = this.documents.find((d) => d.owns(file));
+    if (document) return document.applyRemote(bytes, stillNewer);
+    // a file no collection or document of this node owns (a raw file, a plugin's collection that
+    // is not installed here): kept on disk as the cluster has it
+    if (bytes === null) await removeDurably(file);
+    else await writeAtomic(file, bytes, { mode: 0o600 });
   }
 
   async readRaw(relativePath: string): Promise<Buffer | undefined> {

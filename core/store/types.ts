@@ -17,9 +17,10 @@ export interface StoredObject<T> {
 
 /**
  * Who caused a change: a request through the API, a hand edit on disk, the initial scan, a
- * discovery sync writing what the upstream reported, or a backup restore (store reload).
+ * discovery sync writing what the upstream reported, a backup restore (store reload), or another
+ * node of the cluster (a change replicated through etcd, cluster mode).
  */
-export type ChangeSource = 'api' | 'file' | 'startup' | 'discovery' | 'restore';
+export type ChangeSource = 'api' | 'file' | 'startup' | 'discovery' | 'restore' | 'cluster';
 
 /** What onAnyChange reports. `action`/`etag` only for objects of collections; `id` absent for a document or an invalid file. */
 export interface AnyChangeEvent {
@@ -134,6 +135,26 @@ export interface StoreDocument<T> {
   onChange(listener: (value: T, source: ChangeSource) => void): () => void;
 }
 
+/**
+ * The replication log a store commits to in cluster mode (core/cluster/replication.ts: etcd). The
+ * store stays the only code that writes data files; the replica decides whether a write may happen
+ * and hands the cluster's changes back through YamlStore.applyRemote. Paths are relative to the
+ * data dir, with `/` separators.
+ */
+export interface StoreReplica {
+  /**
+   * Commits the new bytes of a data file (null: its removal) before they reach the disk. `ok`: go
+   * on. `stale`: the cluster holds a newer version than this node did; it has been written to disk
+   * (the caller takes it in and tries again on it). Throws StoreError `replica_unavailable` when
+   * the cluster cannot be reached: nothing was written.
+   */
+  commit(relativePath: string, bytes: string | Buffer | null): Promise<'ok' | 'stale'>;
+  /** A change made on disk by hand (null: a removal), valid and applied locally: pushed in the background. */
+  handEdit(relativePath: string, bytes: string | null): void;
+  /** Hand edits that lost against a concurrent change from the cluster, reported with the invalid files. */
+  conflicts(): InvalidFile[];
+}
+
 export interface YamlStore {
   readonly dataDir: string;
   collection<T>(options: CollectionOptions<T>): Promise<Collection<T>>;
@@ -155,5 +176,12 @@ export interface YamlStore {
    * `replace` throws (its error is rethrown).
    */
   reload(replace?: () => Promise<void>): Promise<void>;
+  /**
+   * Applies a change that came from the cluster (cluster mode): writes the bytes (null: removes the
+   * file) under the owner's lock and takes them in with source `cluster`; a file no collection or
+   * document owns is written as it is. `stillNewer` is asked under the lock: false (this node has
+   * meanwhile taken a newer version from the cluster) leaves the file alone.
+   */
+  applyRemote(relativePath: string, bytes: Buffer | null, stillNewer?: () => boolean): Promise<void>;
   close(): Promise<void>;
 }

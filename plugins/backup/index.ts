@@ -55,7 +55,17 @@ async function backups(app: FastifyInstance, options: BackupsOptions): Promise<v
 
   const interval = parseInterval(settings.schedule);
   const stopSchedule =
-    interval === null ? null : startSchedule(interval, () => service.runScheduled(), options.scheduleClock);
+    interval === null
+      ? null
+      : startSchedule(
+          interval,
+          // cluster mode: one node (the leader) takes the scheduled backups and applies retention
+          async () => {
+            if (app.cluster.isLeader()) await service.runScheduled();
+            else app.log.debug({ leader: false }, 'scheduled backup left to the cluster leader');
+          },
+          options.scheduleClock,
+        );
   if (interval !== null) app.log.info({ schedule: settings.schedule, dir: service.backupDir }, 'scheduled backups on');
   app.addHook('onClose', async () => {
     stopSchedule?.();

@@ -229,7 +229,7 @@ export class DataSourceService implements DataSourceRegistry {
   private changed(source: ChangeSource): void {
     const active = this.active();
     const key = stringifyCanonical(active);
-    if (source === 'file' || source === 'restore') this.reportProblems();
+    if (source === 'file' || source === 'restore' || source === 'cluster') this.reportProblems();
     if (key === this.activeKey) return;
     this.activeKey = key;
     this.log.info({ active: active?.name ?? null, source }, 'active data source changed');

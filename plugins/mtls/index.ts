@@ -75,7 +75,7 @@ async function mtls(app: FastifyInstance, _options: GroupOptions): Promise<void>
     config.onChange((_value, source) => {
       service.revocation.invalidate();
       // a hand edit or a restore may come with other CA files: take them as they are now
-      if (source !== 'file' && source !== 'restore') return;
+      if (source !== 'file' && source !== 'restore' && source !== 'cluster') return;
       try {
         service.reloadCa();
       } catch (err) {

@@ -91,7 +91,14 @@ async function resources(app: FastifyInstance, _options: GroupOptions): Promise<
     removeReferences: (id) => service.dropService(id),
   });
 
-  const poller = new DiscoveryPoller(sync, sources, app.log.child({ component: 'discovery' }));
+  const poller = new DiscoveryPoller(sync, sources, app.log.child({ component: 'discovery' }), () =>
+    app.cluster.isLeader(),
+  );
+  // cluster mode: a node that becomes the leader syncs at once (the old leader may have died mid-interval)
+  const stopFollowing = app.cluster.onLeadership((leading) => {
+    if (leading) void poller.request('interval');
+  });
+  app.addHook('onClose', async () => stopFollowing());
   app.upstream.setSyncHandler((reason) => poller.request(reason).then(toOutcome));
   // the cached body is in place before the first request: stale, but a config can be served
   await sync.useSource(sources.active());

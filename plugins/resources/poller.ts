@@ -49,6 +49,8 @@ export class DiscoveryPoller {
     private readonly sync: DiscoverySync,
     private readonly sources: Pick<DataSourceRegistry, 'active' | 'onChange'>,
     private readonly log: FastifyBaseLogger,
+    /** Cluster mode: only the leader writes what a sync discovered; the others fetch and publish only (sync.ts). */
+    private readonly leading: () => boolean = () => true,
   ) {}
 
   /** Starts the loop: the startup sync (not awaited here), the timer, the data source subscription. */
@@ -95,7 +97,8 @@ export class DiscoveryPoller {
       return NO_SOURCE;
     }
     try {
-      const report = await this.sync.run(active, this.abort.signal);
+      // another node leads: its sync writes reach this node through the cluster; a forced sync writes anywhere
+      const report = await this.sync.run(active, this.abort.signal, reason === 'forced' || this.leading());
       this.log.debug({ reason, ok: report.ok, duration_ms: report.duration_ms }, 'discovery sync finished');
       return report;
     } catch (err) {

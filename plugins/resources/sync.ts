@@ -124,8 +124,13 @@ export class DiscoverySync {
     );
   }
 
-  /** One sync of `active`; never throws. */
-  async run(active: ActiveSource, signal: AbortSignal): Promise<SyncReport> {
+  /**
+   * One sync of `active`; never throws. `write` false (a cluster node that does not lead): the
+   * upstream is fetched and published in memory like on the leader, so every node generates the
+   * same provider document, but the resources are left to the leader's writes, which arrive here
+   * through the cluster.
+   */
+  async run(active: ActiveSource, signal: AbortSignal, write = true): Promise<SyncReport> {
     const started = performance.now();
     const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
     await this.useSource(active);
@@ -144,6 +149,19 @@ export class DiscoverySync {
       });
       this.failures.failed(active.name, fetched.error, at);
       return { ok: false, error: fetched.error, changed: false, duration_ms: elapsed(), routers: null, written: 0 };
+    }
+    if (!write) {
+      this.failures.succeeded(active.name);
+      const published = await this.publish(active, fetched, at);
+      this.deps.upstream.recordSync(active.name, {
+        at,
+        ok: true,
+        error: null,
+        routers: fetched.routerCount,
+        empty_streak: this.emptyStreak,
+      });
+      const routers = fetched.routerCount;
+      return { ok: true, error: null, changed: published, duration_ms: elapsed(), routers, written: 0 };
     }
     const applied = await applyRouters(this.deps.repository, fetched.routers, {
       source: active.source.type,

@@ -1,4 +1,4 @@
-/** Schemas of GET /api/system/plugins (API.md §4.16, §6). */
+/** Schemas of GET /api/system/plugins (API.md §4.16, §6) and GET /api/system/cluster (docs/API.md "Cluster"). */
 import { Type } from '@sinclair/typebox';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -21,3 +21,22 @@ export const ExtPlugin = Type.Object(
 );
 
 export const ExtPluginList = Type.Array(ExtPlugin);
+
+export const ClusterStatus = Type.Object(
+  {
+    enabled: Type.Boolean({ description: 'false: a standalone server (no cluster.etcd_endpoints)' }),
+    node: Type.String(),
+    is_leader: Type.Boolean({ description: 'this node runs the singleton work (discovery writes, scheduled backups)' }),
+    leader: Nullable(Type.String({ description: "the leader's node name; null: none right now or etcd unreachable" })),
+    leader_since: Nullable(Type.String({ format: 'date-time' })),
+    etcd: Type.Object({
+      endpoints: Type.Array(Type.String()),
+      reachable: Type.Union([Type.Boolean(), Type.Null()]),
+      error: Nullable(Type.String()),
+    }),
+    revision: Type.Union([Type.Number(), Type.Null()], {
+      description: 'the last etcd revision this node applied to its data dir; null when standalone',
+    }),
+  },
+  { $id: 'ClusterStatus' },
+);
