@@ -3,10 +3,10 @@
  * tar body file: each source file is opened once, fstat'ed on that descriptor, and read straight
  * into a 1 MiB batch buffer that is hashed and written from the same bytes, so the manifest can
  * never disagree with the archive (issue 11), whatever writes happen meanwhile. Per file this is
- * open, fstat, read until EOF, close: what GNU tar does, without a promise or a thread-pool hop per
- * call, and without a buffer per file (the batch buffer is reused).
+ * open, fstat, read (one call when the file fits the batch), close: what GNU tar does, without a
+ * promise or a thread-pool hop per call, and without a buffer per file (the batch is reused).
  */
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { Header } from 'tar/header';
 import { Pax } from 'tar/pax';
@@ -83,6 +83,30 @@ export class BodyWriter {
   }
 
   /**
+   * Reads `fd` to its end into the batch (flushing as it fills) and hashes the bytes read. A read
+   * shorter than asked is the end of a regular file: a small file costs one read and a one-shot hash.
+   */
+  private readAll(fd: number): { size: number; sha256: string } {
+    if (this.used === BATCH) this.flush();
+    const first = readSync(fd, this.batch, this.used, BATCH - this.used, null);
+    const start = this.used;
+    this.used += first;
+    if (this.used < BATCH) return { size: first, sha256: hash('sha256', this.batch.subarray(start, this.used)) };
+    const hasher = createHash('sha256').update(this.batch.subarray(start, this.used));
+    let size = first;
+    for (;;) {
+      this.flush();
+      const read = readSync(fd, this.batch, 0, BATCH, null);
+      if (read === 0) break;
+      hasher.update(this.batch.subarray(0, read));
+      this.used = read;
+      size += read;
+      if (read < BATCH) break;
+    }
+    return { size, sha256: hasher.digest('hex') };
+  }
+
+  /**
    * Archives one file, or returns null when it vanished or is no longer a regular file (then left
    * out, as if the walk had come a moment later). The header is written last, with the size read.
    */
@@ -113,16 +137,7 @@ export class BodyWriter {
       this.room(headerLength);
       const headerAt = this.size;
       this.used += headerLength;
-      const hash = createHash('sha256');
-      let size = 0;
-      for (;;) {
-        if (this.used === BATCH) this.flush();
-        const read = readSync(fd, this.batch, this.used, BATCH - this.used, null);
-        if (read === 0) break;
-        hash.update(this.batch.subarray(this.used, this.used + read));
-        this.used += read;
-        size += read;
-      }
+      const { size, sha256 } = this.readAll(fd);
       // the size read may differ from fstat's when a writer was busy: the header tells what was read
       const entry = head(size);
       if (fast && fitsUstar(entry)) {
@@ -139,7 +154,7 @@ export class BodyWriter {
         else writeAll(this.fd, header, header.length, headerAt);
       }
       this.zeros(paddingOf(size));
-      return { name: file.name, size, sha256: hash.digest('hex') };
+      return { name: file.name, size, sha256 };
     } finally {
       closeSync(fd);
     }
