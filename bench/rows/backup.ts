@@ -74,10 +74,14 @@ export async function backupRow(options: { resources: number; rounds: number }):
       const seconds = (performance.now() - t0) / 1000;
       return { seconds, growth: sample.peakMiB - sample.baseMiB, healthMs: await health.stop(), ...sample.value };
     };
+    // the same poll with no backup running: what the machine's load alone costs
+    const idle = pollHealth(server.base);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const idleHealthMs = await idle.stop();
     const ours: number[] = [];
     const tar: number[] = [];
     let growth = 0;
-    let healthMs = 0;
+    const healthMs: number[] = [];
     for (let round = 0; round < options.rounds; round++) {
       tar.push(
         (await timedCommand('tar', ['czf', path.join(work, `tar-${round}.tar.gz`), '-C', stack.dataDir, '.'])).seconds,
@@ -86,7 +90,7 @@ export async function backupRow(options: { resources: number; rounds: number }):
       if (result.status !== 201) throw new Error(`backup answered ${result.status}: ${result.body}`);
       ours.push(result.seconds);
       growth = Math.max(growth, result.growth);
-      healthMs = Math.max(healthMs, result.healthMs);
+      healthMs.push(result.healthMs);
     }
     // concurrent edits: rewrite middleware files while a backup runs
     let editing = true;
@@ -114,7 +118,8 @@ export async function backupRow(options: { resources: number; rounds: number }):
       {
         measure: `backup create, ${(2 * options.resources).toLocaleString('en')} files (${options.resources.toLocaleString('en')} resources)`,
         ours:
-          `${t.toFixed(2)} s, RSS growth ${growth.toFixed(0)} MiB, slowest health ${healthMs.toFixed(0)} ms; ` +
+          `${t.toFixed(2)} s, RSS growth ${growth.toFixed(0)} MiB, slowest health per round ` +
+          `${healthMs.map((ms) => ms.toFixed(0)).join('/')} ms (idle ${idleHealthMs.toFixed(0)} ms); ` +
           `with concurrent edits: ${concurrent.status} in ${concurrent.seconds.toFixed(2)} s ` +
           `(health ${concurrent.healthMs.toFixed(0)} ms); load average ${loadavg()[0].toFixed(1)}`,
         reference: `GNU \`tar czf\` of the same dir: ${ref.toFixed(2)} s`,

@@ -50,6 +50,8 @@ export function writeUstar(buf: Buffer, offset: number, entry: UstarEntry): void
   octal(buf, offset + 136, 12, entry.mtime);
   buf[offset + 156] = entry.typeflag.charCodeAt(0);
   buf.write(MAGIC_VERSION, offset + 257, 8, 'latin1');
+  octal(buf, offset + 329, 8, 0); // devmajor
+  octal(buf, offset + 337, 8, 0); // devminor
   // the checksum counts its own field as eight spaces
   let sum = 8 * 0x20;
   for (let i = offset; i < offset + 148; i++) sum += buf[i];
