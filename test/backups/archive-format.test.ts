@@ -67,7 +67,7 @@ test('GzipFileWriter writes one gzip member that gunzip and gzip -t accept', asy
   t.true(bytes.length < 400_000, 'the repetitive MiB compressed');
 });
 
-test('large, long-named and non-ASCII files come out of GNU tar as they went in; links are left out', async (t) => {
+test('large, long-named and non-ASCII files come out of GNU tar and a restore as they went in; links are left out', async (t) => {
   const { app, dataDir, backupDir } = await buildBackupApp(t);
   const bulk = path.join(dataDir, 'ext', 'bulk');
   const deep = path.join(bulk, 'd'.repeat(60), 'e'.repeat(60));
@@ -101,4 +101,14 @@ test('large, long-named and non-ASCII files come out of GNU tar as they went in;
     manifest.files.some((f: { path: string }) => f.path.endsWith('link.yaml')),
     'symbolic links are not archived',
   );
+
+  // restore streams the large entry to its file and hashes it on the way
+  await writeFile(path.join(bulk, 'big.bin'), 'changed');
+  const restored = await call(app, {
+    method: 'POST',
+    url: '/api/backup/restore',
+    payload: { backup_id: created.body.id },
+  });
+  t.is(restored.status, 200, JSON.stringify(restored.body));
+  t.deepEqual(await snapshot(dataDir), source);
 });
