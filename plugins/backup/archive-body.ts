@@ -17,8 +17,10 @@ export const BLOCK = 512;
 /** Bytes gathered before one write of the body file; also the largest read. */
 const BATCH = 1024 * 1024;
 
+/** One archived file, in the manifest's own shape (the manifest lists these very objects). */
 export interface ArchivedFile {
-  name: string;
+  /** Path inside the archive. */
+  path: string;
   size: number;
   sha256: string;
 }
@@ -154,7 +156,7 @@ export class BodyWriter {
         else writeAll(this.fd, header, header.length, headerAt);
       }
       this.zeros(paddingOf(size));
-      return { name: file.name, size, sha256 };
+      return { path: file.name, size, sha256 };
     } finally {
       closeSync(fd);
     }

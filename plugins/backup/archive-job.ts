@@ -44,12 +44,12 @@ export function runArchiveJob(job: ArchiveJob): ArchiveJobResult {
   const { temp, size, manifest, sources } = writeArchive(path.dirname(job.target), path.basename(job.target), {
     walk: (onFile) => collectSources(job.dataDir, job.include, job.backupDir, onFile),
     manifestOf: (archived, found) => {
-      const present = new Set(archived.map((f) => f.name));
+      const present = new Set(archived.map((f) => f.path));
       bytes = archived.reduce((sum, f) => sum + f.size, 0);
       return {
         format: 1,
         ...job.meta,
-        files: archived.map((f) => ({ path: f.name, size: f.size, sha256: f.sha256 })),
+        files: archived,
         // a file removed since the listing is left out, and so is its extra entry
         extra: found.extra.filter((e) => present.has(e.path)),
       };

@@ -52,11 +52,11 @@ function writeBody(bodyFile: string, walk: ArchiveParts['walk']): { sources: Sou
 }
 
 /** gzip(head, the body file, end of archive) into `temp`; returns the archive's size. */
-function compress(temp: string, head: Buffer, bodyFile: string): number {
+function compress(temp: string, head: Buffer[], bodyFile: string): number {
   const out = openSync(temp, 'wx', ARCHIVE_MODE);
   try {
     const gzip = new GzipFileWriter(out);
-    gzip.write(head);
+    for (const part of head) gzip.write(part);
     const body = openSync(bodyFile, 'r');
     try {
       const chunk = Buffer.allocUnsafe(CHUNK);
@@ -91,14 +91,17 @@ export function writeArchive(
     const manifest = parts.manifestOf(archived, sources);
     const manifestBytes = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
     const createdAt = new Date(manifest.created_at);
-    const head = Buffer.concat([
+    // written in parts: the manifest (~170 bytes per file) is not copied once more
+    const head = [
       headerOf({ path: MANIFEST_NAME, type: 'File', mode: 0o600, size: manifestBytes.length, mtime: createdAt }),
       manifestBytes,
-      Buffer.alloc(paddingOf(manifestBytes.length)),
-      ...sources.dirs.map((d) =>
-        headerOf({ path: `${d.name}/`, type: 'Directory', mode: d.mode, size: 0, mtime: createdAt }),
-      ),
-    ]);
+      Buffer.concat([
+        Buffer.alloc(paddingOf(manifestBytes.length)),
+        ...sources.dirs.map((d) =>
+          headerOf({ path: `${d.name}/`, type: 'Directory', mode: d.mode, size: 0, mtime: createdAt }),
+        ),
+      ]),
+    ];
     const size = compress(temp, head, bodyFile);
     return { temp, size, manifest, sources };
   } catch (err) {
