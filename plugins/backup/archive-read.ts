@@ -1,7 +1,8 @@
 /**
  * Reading archives: the manifest at the head (listings), a full scan that hashes every entry
  * without writing anything (restore, before anything changes), and the extraction of validated
- * entries into a staging dir, hashing what it writes.
+ * entries into a staging dir, hashing what it writes. Memory stays bounded: entries over 1 MiB are
+ * streamed to their file, smaller ones gathered, at most 16 at a time.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -166,6 +167,34 @@ async function writeNewFile(target: string, data: Buffer, mode: number): Promise
   }
 }
 
+/** Entries larger than this are streamed to their file rather than gathered first. */
+const GATHER_MAX = 1024 * 1024;
+
+/** Streams a large entry into a new `target` (never over an existing file), hashing it; fsyncs it. */
+async function streamNewFile(
+  entry: ReadEntry,
+  target: string,
+  mode: number,
+): Promise<{ size: number; sha256: string }> {
+  await mkdir(path.dirname(target), { recursive: true });
+  const handle = await open(target, 'wx', mode);
+  const hash = createHash('sha256');
+  let size = 0;
+  try {
+    // the entry is not read further while a write is pending: the parser, then the file stream, wait
+    for await (const chunk of entry as AsyncIterable<Buffer>) {
+      hash.update(chunk);
+      await handle.write(chunk);
+      size += chunk.length;
+    }
+    await handle.chmod(mode);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return { size, sha256: hash.digest('hex') };
+}
+
 /**
  * Writes the `wanted` entries (validated paths, dirs without trailing slash) under `dir`: regular
  * files and dirs only, files fsynced. Returns the facts of what was written, hashed on the way,
@@ -198,6 +227,15 @@ export async function extractArchive(file: string, dir: string, wanted: Set<stri
       );
     }
     const consume = () => {
+      if (entry.size > GATHER_MAX) {
+        track(
+          streamNewFile(entry, target, mode).then(({ size, sha256 }) => {
+            facts.push({ path: name, type: 'File', size, sha256 });
+          }),
+          stop,
+        );
+        return;
+      }
       const chunks: Buffer[] = [];
       entry.on('data', (chunk: Buffer) => chunks.push(chunk));
       entry.on('end', () => {

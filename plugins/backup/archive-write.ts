@@ -1,34 +1,9 @@
 /**
- * Archive helpers: the bounded read-ahead archive-stream.ts reads source files with, and tar's Pack
- * fed with entries from memory (the tests build crafted archives with it). Backups themselves are
- * written by archive-stream.ts.
+ * tar's Pack fed with entries from memory: the tests build crafted archives with it. Backups
+ * themselves are written by archive-stream.ts and archive-body.ts.
  */
 import { once } from 'node:events';
 import { Header, Pack, ReadEntry, type WriteEntry } from 'tar';
-
-export const ARCHIVE_MODE = 0o600;
-
-/** Reads started ahead of the one being consumed: file reads overlap in libuv's thread pool. */
-const READ_AHEAD = 16;
-
-/**
- * Yields `[item, await read(item)]` in order while up to READ_AHEAD reads run ahead. A read that
- * fails surfaces when its turn comes (never as an unhandled rejection).
- */
-export async function* readAhead<T, R>(items: T[], read: (item: T) => Promise<R>): AsyncGenerator<[T, R]> {
-  const started: Promise<R>[] = [];
-  const start = (index: number) => {
-    const promise = read(items[index]);
-    promise.catch(() => undefined);
-    started[index] = promise;
-  };
-  for (let i = 0; i < items.length; i++) {
-    for (let j = started.length; j < Math.min(items.length, i + READ_AHEAD); j++) start(j);
-    const value = await started[i];
-    delete started[i]; // the array keeps its length: `started.length` is the next index to start
-    yield [items[i], value];
-  }
-}
 
 export interface EntryFields {
   path: string;

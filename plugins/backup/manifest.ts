@@ -6,9 +6,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { ErrorDetail } from '../../core/errors/app-error.ts';
-import { BACKUP_KINDS } from './naming.ts';
+import { BACKUP_KINDS, MANIFEST_NAME } from './naming.ts';
 
-export const MANIFEST_NAME = 'manifest.json';
+export { MANIFEST_NAME };
 /** A manifest of 10,000 entries takes about 2 MB; anything much larger is not one of ours. */
 export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
 const MAX_PATH_LENGTH = 4096;

@@ -3,6 +3,8 @@
 export const BACKUP_ID_PATTERN = '^backup-[0-9]{8}T[0-9]{6}Z(-[a-z0-9-]{1,40}){0,1}$';
 const BACKUP_ID = new RegExp(BACKUP_ID_PATTERN);
 const SUFFIX = '.tar.gz';
+/** The first entry of every archive. */
+export const MANIFEST_NAME = 'manifest.json';
 
 export const BACKUP_KINDS = ['manual', 'scheduled', 'pre-restore', 'pre-update'] as const;
 export type BackupKind = (typeof BACKUP_KINDS)[number];

@@ -167,11 +167,11 @@ export class BackupService {
       id,
       file: fileNameOf(id),
       size: built.size,
-      created_at: built.manifest.created_at,
+      created_at: createdAt.toISOString(),
       kind,
       note,
-      app_version: built.manifest.app_version,
-      files: built.manifest.files.length,
+      app_version: this.options.appVersion,
+      files: built.files,
     };
     await this.catalogue.remember(view);
     if (built.skipped.length > 0)
