@@ -27,6 +27,7 @@ interface Answer {
 
 interface Served {
   app: FastifyInstance;
+  fake: Awaited<ReturnType<typeof startFakeUpstream>>;
   base: string;
   /** How many requests the fast path answered so far. */
   fast: () => number;
@@ -72,7 +73,7 @@ async function serve(t: ExecutionContext, overrides: Record<string, unknown> = {
     return done;
   };
   const { port } = host.server.address() as AddressInfo;
-  return { app, base: `http://127.0.0.1:${port}`, fast: () => answered, logLines };
+  return { app, fake, base: `http://127.0.0.1:${port}`, fast: () => answered, logLines };
 }
 
 /** The raw answer over the socket (no decompression). */
@@ -144,6 +145,22 @@ test('the fast path answers plain, gzip, YAML and 304 polls exactly as the Fasti
     String((await get(base, '/api/v1/proxy-config', { 'x-request-id': 'bad id!' })).headers['x-request-id']),
     UUID,
   );
+});
+
+test('a stale config (failing upstream) is answered with X-Config-Stale, as by the Fastify route', async (t) => {
+  const { app, fake, base, fast } = await serve(t);
+  fake.state.fault = '500';
+  t.true((await app.inject({ method: 'POST', url: '/api/proxy-config/invalidate' })).json().stale);
+  for (const headers of [{}, { 'accept-encoding': 'gzip' }] as Record<string, string>[]) {
+    const before = fast();
+    const answer = await get(base, '/api/v1/proxy-config', headers);
+    t.is(fast(), before + 1);
+    t.is(answer.headers['x-config-stale'], 'true');
+    t.deepEqual(answerHeaders(answer), answerHeaders(await viaFastify(app, '/api/v1/proxy-config', headers)));
+  }
+  fake.state.fault = null;
+  t.false((await app.inject({ method: 'POST', url: '/api/proxy-config/invalidate' })).json().stale);
+  t.is((await get(base, '/api/v1/proxy-config')).headers['x-config-stale'], undefined);
 });
 
 test('requests the fast path does not fully know reach Fastify: queries, HEAD, other versions, other paths', async (t) => {
