@@ -19,11 +19,8 @@ import { renderYaml } from './yaml-file.ts';
 import { SLUG } from '../ids.ts';
 
 const YAML_FILE = /^([^.].*)\.ya?ml$/;
-/**
- * Files written at once by updateMany: enough to overlap fsyncs (the first sync of 1,000 GitOps-
- * written resources waited on the disk a seventh of its time with 16), few enough to keep memory flat.
- */
-const BATCH_CONCURRENCY = 64;
+/** Files written at once by updateMany: enough to overlap fsyncs, few enough to keep memory flat. */
+const BATCH_CONCURRENCY = 16;
 /** Batches at least this large are written with the watcher detached from the dir (Store.quiet). */
 const QUIET_BATCH = 50;
 
