@@ -4,7 +4,7 @@
  * (see bench/lib/measure.ts), printed as a Markdown table ready for README's "Performance".
  *
  *   npm run bench -- [--resources 1000] [--rows provider,startup,logs,backup] [--rounds 5] [--duration 5]
- *                    [--startup-resources 1000,10000] [--backup-resources 10000]
+ *                    [--startup-resources 1000,10000] [--startup-entry dist|tsx] [--backup-resources 10000]
  *                    [--log-lines 1000000] [--log-dir /tmp/sm-bench-logs]  (logs are generated there once, ≈1 GB per million JSON lines)
  */
 import { backupRow } from './rows/backup.ts';
@@ -32,7 +32,10 @@ for (const name of rows) {
   let out: Row[];
   if (name === 'provider') out = await providerRow({ resources, rounds, duration });
   else if (name === 'startup')
-    out = await startupRow({ resources: arg('startup-resources', String(resources)).split(',').map(Number) });
+    out = await startupRow({
+      resources: arg('startup-resources', String(resources)).split(',').map(Number),
+      entry: arg('startup-entry', 'dist') === 'tsx' ? 'tsx' : 'dist',
+    });
   else if (name === 'logs') out = await logsRow({ lines: logLines, dir: logDir, rounds: Math.min(rounds, 3) });
   else if (name === 'backup') out = await backupRow({ resources: backupResources, rounds: Math.min(rounds, 3) });
   else throw new Error(`unknown row ${name}: provider, startup, logs, backup`);

@@ -9,6 +9,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify';
 import { retire } from './types.ts';
+import type { FastRoutes } from './fast-routes.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
@@ -22,6 +23,8 @@ interface Instance {
   handler: Handler;
   /** the `upgrade` listeners the instance's plugins (@fastify/websocket) added to the shared server */
   upgrade: UpgradeListener[];
+  /** routes answered before Fastify (core/fast-routes.ts); null for an app not made by buildApp */
+  fast: FastRoutes | null;
   inFlight: number;
   drained: (() => void) | null;
 }
@@ -123,7 +126,7 @@ export class AppHost {
     const upgrade = this.server.listeners('upgrade').filter((listener) => !before.has(listener)) as UpgradeListener[];
     for (const listener of upgrade) this.server.removeListener('upgrade', listener);
     this.generationCounter = generation;
-    return { app, handler, upgrade, inFlight: 0, drained: null };
+    return { app, handler, upgrade, fast: app.fastRoutes ?? null, inFlight: 0, drained: null };
   }
 
   private dispatch(req: IncomingMessage, res: ServerResponse): void {
@@ -138,6 +141,8 @@ export class AppHost {
         .end('{"id":"unhealthy","message":"the server is shutting down"}');
       return;
     }
+    // a fast route answers synchronously: nothing stays in flight for a drain to wait on
+    if (instance.fast?.serve(req, res)) return;
     instance.inFlight++;
     res.once('close', () => {
       instance.inFlight--;

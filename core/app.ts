@@ -14,6 +14,7 @@ import pluginLoader from './plugin-loader/index.ts';
 import { installRequestValidation, nonFiniteNumberAt } from './validation.ts';
 import { RequestLogController } from './request-log.ts';
 import { standalone, type Cluster } from './cluster/index.ts';
+import { FastRoutes } from './fast-routes.ts';
 
 export interface BuildOptions {
   config: AppConfig;
@@ -98,6 +99,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   app.decorate('cluster', options.cluster ?? standalone());
   const lifecycle: Lifecycle = { restarting: false, retiring: new Set() };
   app.decorate('lifecycle', lifecycle);
+  // answered before Fastify by the hot-reload host (core/fast-routes.ts); inject() always uses Fastify
+  app.decorate('fastRoutes', new FastRoutes(config, app.log));
   app.addHook('preClose', (done) => {
     retire(lifecycle);
     done();

@@ -4,16 +4,19 @@ import closeWithGrace from 'close-with-grace';
 import pino, { type Logger } from 'pino';
 import { ConfigError, loadConfig } from './config/load.ts';
 import type { AppConfig } from './config/schema.ts';
-import { buildApp } from './app.ts';
 import { AppHost } from './app-host.ts';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
-import { joinCluster } from './cluster/index.ts';
-import { logAccessSummary } from './startup-summary.ts';
+import type { Cluster } from './cluster/index.ts';
 import { ensureWritableDir, isPermissionError, StartupError, whoAmI } from './startup-checks.ts';
 import { readConfigSnapshot } from './config-snapshot.ts';
 import { earlyHandler } from './early-server.ts';
-import { watchPluginsDir } from './plugin-loader/index.ts';
 import type { BuiltinGroup } from './types.ts';
+
+// Fastify, the store, the cluster client (etcd3, gRPC) and the plugin loader are imported once the
+// socket listens (issue 11): until the app is built the early handler serves the last run's provider
+// config, and every module loaded before listening delays that first answer.
+const appModule = () => import('./app.ts');
+const clusterModule = () => import('./cluster/index.ts');
 
 /** Grace period for in-flight requests at shutdown. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -72,10 +75,13 @@ export async function runServer(groupsOrLoader: BuiltinGroup[] | (() => Promise<
   let groups: BuiltinGroup[] | null = Array.isArray(groupsOrLoader) ? groupsOrLoader : null;
   const loadGroups = async () => (groups ??= await (groupsOrLoader as () => Promise<BuiltinGroup[]>)());
   // the election lives as long as the process: hot reloads build new instances on the same membership
-  const cluster = joinCluster(config.cluster, logger, config.storage.data_dir);
+  let cluster: Cluster | null = null;
   const host = new AppHost(
-    async (generation, serverFactory) =>
-      buildApp({ config, groups: await loadGroups(), generation, serverFactory, cluster }),
+    async (generation, serverFactory) => {
+      const [{ buildApp }, { joinCluster }] = await Promise.all([appModule(), clusterModule()]);
+      cluster ??= joinCluster(config.cluster, logger, config.storage.data_dir);
+      return buildApp({ config, groups: await loadGroups(), generation, serverFactory, cluster });
+    },
     logger,
     earlyHandler(snapshot, config.provider.token),
   );
@@ -102,9 +108,10 @@ export async function runServer(groupsOrLoader: BuiltinGroup[] | (() => Promise<
   );
   // signals are handled from the moment we listen: a SIGTERM while the app is still being built
   // waits for the build, then closes it cleanly (exit 0 and the last log line, as after startup)
-  let watcher: Awaited<ReturnType<typeof watchPluginsDir>> | null = null;
+  let watcher: { close(): Promise<void> } | null = null;
   const starting = host.start().then(async (app) => {
-    logAccessSummary(app, logger);
+    (await import('./startup-summary.ts')).logAccessSummary(app, logger);
+    const { watchPluginsDir } = await import('./plugin-loader/watch.ts');
     watcher = await watchPluginsDir({ dir: config.plugins.dir, logger, onChange: () => void host.reload() });
   });
   // no delay of close-with-grace's own: its timer would also run while the build is awaited, and a
@@ -120,7 +127,7 @@ export async function runServer(groupsOrLoader: BuiltinGroup[] | (() => Promise<
     grace.unref();
     await watcher?.close();
     await host.close();
-    await cluster.close();
+    await cluster?.close();
     await lock?.release();
     clearTimeout(grace);
     // the last line: an orchestrator reading the log knows the stop was clean (exit code 0 follows)

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { AppConfig } from './config/schema.ts';
 import type { YamlStore } from './store/types.ts';
 import type { Cluster } from './cluster/index.ts';
+import type { FastRoutes } from './fast-routes.ts';
 
 /**
  * Route access classes of API.md §2.3: `public` (P), `provider` (P + provider.token),
@@ -41,6 +42,8 @@ declare module 'fastify' {
     cluster: Cluster;
     /** Set by the hot-reload host before it closes a replaced instance: close WebSockets with 1012. */
     lifecycle: Lifecycle;
+    /** GET routes the server answers before Fastify when their whole behaviour is known (issue 11). */
+    fastRoutes: FastRoutes;
   }
   interface FastifyRequest {
     /** The authenticated token, or null when the route is open. */

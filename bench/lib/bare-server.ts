@@ -1,6 +1,10 @@
 /**
  * A reference server for the provider row: serves the same bytes as the provider (plain, or the
  * same pre-compressed gzip when the client accepts it) with no hooks, as fast as each stack allows.
+ * The Fastify reference is `Fastify()` with its defaults — no logger, request ids from a counter, no
+ * hooks, no server factory — which is cheaper per request than the app's own Fastify options (pino
+ * at `log.level`, UUID request ids, genReqId, trustProxy, a server factory): a stricter reference.
+ * node:http is the floor any Node server pays for the same writeHead + end.
  *   node --import tsx bench/lib/bare-server.ts fastify|http PORT PLAIN_FILE GZIP_FILE
  */
 import { readFileSync } from 'node:fs';

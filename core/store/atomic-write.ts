@@ -1,5 +1,5 @@
 /** Crash-safe file replacement: temp file in the same dir, fsync, rename, fsync the dir (API.md §3.4). */
-import { open, rename, unlink, mkdir, chmod } from 'node:fs/promises';
+import { open, rename, unlink, mkdir, chmod, type FileHandle } from 'node:fs/promises';
 import { randomBytes, createHash } from 'node:crypto';
 import path from 'node:path';
 
@@ -35,10 +35,12 @@ export async function writeAtomic(
 ): Promise<void> {
   const { mode = 0o644, dirMode, syncDir = true } = options;
   const dir = path.dirname(file);
-  await mkdir(dir, { recursive: true, mode: dirMode ?? 0o755 });
-  if (dirMode !== undefined) await chmod(dir, dirMode); // umask narrows mkdir's mode; an older dir may be wider
+  if (dirMode !== undefined) {
+    await mkdir(dir, { recursive: true, mode: dirMode });
+    await chmod(dir, dirMode); // umask narrows mkdir's mode; an older dir may be wider
+  }
   const temp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temp, 'wx', mode);
+  const handle = await openCreatingDir(temp, mode);
   try {
     await handle.writeFile(content);
     await handle.chmod(mode); // umask may have narrowed the mode given to open()
@@ -56,6 +58,20 @@ export async function writeAtomic(
     throw err;
   }
   if (syncDir) await fsyncDir(dir);
+}
+
+/**
+ * Opens a new temp file, creating its dir only when the open says it is missing: the dir exists for
+ * nearly every write, and a mkdir per file was a tenth of a 10,000-file sync (issue 11).
+ */
+async function openCreatingDir(temp: string, mode: number): Promise<FileHandle> {
+  try {
+    return await open(temp, 'wx', mode);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    await mkdir(path.dirname(temp), { recursive: true, mode: 0o755 });
+    return open(temp, 'wx', mode);
+  }
 }
 
 /** Removes a file and makes the removal durable; false when it was already gone. */

@@ -6,7 +6,7 @@ import type { Encoded } from './service.ts';
 
 type Generation = { readonly generatedAt: string };
 
-type HeaderSet = Record<string, string>;
+export type HeaderSet = Record<string, string>;
 
 export interface ProviderHeaders {
   /** 304: validators and caching headers, no content headers */
