@@ -22,7 +22,7 @@ import { acceptsGzip, matchesIfNoneMatch, wantsYaml } from './negotiate.ts';
 import { generationInputs } from './inputs.ts';
 import { providerHeaders } from './headers.ts';
 import { loadSaved, SnapshotWriter, type SavedGeneration, type Servable } from './snapshot.ts';
-import { pollOf, setupTargets, targetDangling, targetStatuses, type Targets } from './targets/setup.ts';
+import { recordPoll, setupTargets, targetDangling, targetStatuses, type Targets } from './targets/setup.ts';
 import { targetRoutes } from './targets/routes.ts';
 import { serveTarget } from './targets/serve.ts';
 import { TargetParams } from './targets/schemas.ts';
@@ -146,7 +146,7 @@ function registerRoutes(
       const yaml = format ? format === 'yaml' : wantsYaml(request.headers.accept);
       const encoded = yaml ? generation.yaml : generation.json;
       const headers = providerHeaders(generation, encoded, yaml, stale);
-      targets.pollers.seen('default', pollOf(request), encoded.etag, yaml);
+      recordPoll(targets, 'default', request, encoded.etag, yaml);
       if (matchesIfNoneMatch(request.headers['if-none-match'], encoded.etag))
         return reply.headers(headers.notModified).code(304).send();
       if (encoded.gzip && acceptsGzip(request.headers['accept-encoding']))

@@ -88,20 +88,23 @@ test('two Traefik instances polling two targets get different documents; the sta
 test('the poller log keeps instances for 10 minutes, at most 1000 per document, dropping the one polled longest ago', (t) => {
   let now = 1_000_000;
   const log = new PollerLog(() => now);
-  const poll = (n: number) => ({ remoteAddress: `10.0.0.${n % 250}`, userAgent: `Traefik ${n}`, tokenName: null });
+  const poll = (n: number, etag: string, yaml = false) =>
+    log.seen('edge', `10.0.0.${n % 250}`, `Traefik ${n}`, null, etag, yaml);
   for (let n = 0; n < MAX_POLLERS_PER_DOCUMENT + 5; n++) {
-    log.seen('edge', poll(n), '"a"', false);
+    poll(n, '"a"');
     now += 1;
   }
-  log.seen('edge', poll(5), '"b"', false); // polled again: now the most recent, not evicted next
-  log.seen('edge', poll(99_999), '"a"', true);
+  poll(5, '"b"'); // polled again: now among the most recent, so not the next one evicted
+  now += 1;
+  poll(99_999, '"a"', true);
   const all = log.instances('edge', (yaml) => (yaml ? '"y"' : '"a"'));
   t.is(all.length, MAX_POLLERS_PER_DOCUMENT);
   t.deepEqual(
-    all.slice(0, 2).map((i) => [i.user_agent, i.current]),
+    all.slice(0, 3).map((i) => [i.user_agent, i.current]),
     [
       ['Traefik 99999', false],
       ['Traefik 5', false],
+      ['Traefik 1004', true],
     ],
     'latest first; current compares the ETag of the format it polled',
   );
@@ -113,9 +116,13 @@ test('the poller log keeps instances for 10 minutes, at most 1000 per document, 
   t.is(log.instances('other', () => '"a"').length, 0);
   t.is(log.instances('edge', null)[0].current, false, 'no current document: nobody is current');
 
-  now += POLLER_WINDOW_MS;
-  t.is(log.instances('edge', () => '"a"').length, 2, 'only those seen in the last 10 minutes');
-  now += 1;
+  now += POLLER_WINDOW_MS - 1;
+  t.deepEqual(
+    log.instances('edge', () => '"a"').map((i) => i.user_agent),
+    ['Traefik 99999', 'Traefik 5'],
+    'only those seen in the last 10 minutes',
+  );
+  now += 2;
   t.is(log.instances('edge', () => '"a"').length, 0);
 });
 

@@ -10,13 +10,10 @@ export const POLLER_WINDOW_MS = 10 * 60 * 1000;
 /** At most this many instances per document; the one polled longest ago goes first. */
 export const MAX_POLLERS_PER_DOCUMENT = 1000;
 
-export interface Poll {
+interface Entry {
   remoteAddress: string;
   userAgent: string;
   tokenName: string | null;
-}
-
-interface Entry extends Poll {
   lastPoll: number;
   /** ETag (quoted) of the body it got or was told it has (304) */
   etag: string;
@@ -39,23 +36,35 @@ export class PollerLog {
     private readonly limit = MAX_POLLERS_PER_DOCUMENT,
   ) {}
 
-  /** Records a poll of `document` answered with (or confirming, on 304) the body of `etag`, in YAML or JSON. */
-  seen(document: string, poll: Poll, etag: string, yaml: boolean): void {
+  /**
+   * Records a poll of `document` answered with (or confirming, on 304) the body of `etag`, in YAML
+   * or JSON. A known instance costs one map lookup and three field writes; the age order is only
+   * worked out when a new instance finds the map full (rare) and when the status is read.
+   */
+  seen(
+    document: string,
+    remoteAddress: string,
+    userAgent: string,
+    tokenName: string | null,
+    etag: string,
+    yaml: boolean,
+  ): void {
     let entries = this.documents.get(document);
     if (!entries) this.documents.set(document, (entries = new Map()));
-    const key = `${poll.remoteAddress}\u0000${poll.userAgent}\u0000${poll.tokenName ?? ''}`;
+    const key =
+      tokenName === null
+        ? `${remoteAddress}\u0000${userAgent}`
+        : `${remoteAddress}\u0000${userAgent}\u0000${tokenName}`;
     const entry = entries.get(key);
+    const now = this.now();
     if (entry) {
-      // re-inserted so that the map's order stays "polled longest ago first" for eviction
-      entries.delete(key);
-      entry.lastPoll = this.now();
+      entry.lastPoll = now;
       entry.etag = etag;
       entry.yaml = yaml;
-      entries.set(key, entry);
       return;
     }
-    entries.set(key, { ...poll, lastPoll: this.now(), etag, yaml });
-    if (entries.size > this.limit) entries.delete(entries.keys().next().value!);
+    if (entries.size >= this.limit) entries.delete(oldestKey(entries));
+    entries.set(key, { remoteAddress, userAgent, tokenName, lastPoll: now, etag, yaml });
   }
 
   /**
@@ -66,13 +75,14 @@ export class PollerLog {
     const entries = this.documents.get(document);
     if (!entries) return [];
     const since = this.now() - POLLER_WINDOW_MS;
-    const out: InstanceView[] = [];
+    const out: (InstanceView & { lastPoll: number })[] = [];
     for (const [key, entry] of entries) {
       if (entry.lastPoll < since) {
         entries.delete(key);
         continue;
       }
       out.push({
+        lastPoll: entry.lastPoll,
         remote_address: entry.remoteAddress,
         user_agent: entry.userAgent,
         ...(entry.tokenName ? { token_name: entry.tokenName } : {}),
@@ -80,11 +90,24 @@ export class PollerLog {
         current: currentEtag !== null && currentEtag(entry.yaml) === entry.etag,
       });
     }
-    return out.reverse();
+    return out.sort((a, b) => b.lastPoll - a.lastPoll).map(({ lastPoll: _sortKey, ...view }) => view);
   }
 
   /** Forgets a deleted target's instances. */
   forget(document: string): void {
     this.documents.delete(document);
   }
+}
+
+/** The key of the entry polled longest ago (a scan: it runs only when a full map meets a new instance). */
+function oldestKey(entries: Map<string, Entry>): string {
+  let oldest: string | undefined;
+  let at = Infinity;
+  for (const [key, entry] of entries) {
+    if (entry.lastPoll < at) {
+      at = entry.lastPoll;
+      oldest = key;
+    }
+  }
+  return oldest!;
 }

@@ -7,7 +7,7 @@ import { providerHeaders } from '../headers.ts';
 import { acceptsGzip, matchesIfNoneMatch, wantsYaml } from '../negotiate.ts';
 import { proxyConfigErrors } from '../errors.ts';
 import { targetErrors } from './errors.ts';
-import { pollOf, type Targets } from './setup.ts';
+import { recordPoll, type Targets } from './setup.ts';
 
 export function serveTarget(
   targets: Targets,
@@ -26,7 +26,7 @@ export function serveTarget(
   const yaml = format ? format === 'yaml' : wantsYaml(request.headers.accept);
   const encoded = yaml ? document.yaml : document.json;
   const headers = providerHeaders(document, encoded, yaml, stale);
-  targets.pollers.seen(id, pollOf(request), encoded.etag, yaml);
+  recordPoll(targets, id, request, encoded.etag, yaml);
   if (matchesIfNoneMatch(request.headers['if-none-match'], encoded.etag))
     return reply.headers(headers.notModified).code(304).send();
   if (encoded.gzip && acceptsGzip(request.headers['accept-encoding']))

@@ -13,7 +13,7 @@ import type { ConfigProvider } from '../service.ts';
 import type { Servable } from '../snapshot.ts';
 import { TargetDocuments } from './documents.ts';
 import { RESERVED_IDS } from './errors.ts';
-import { PollerLog, type InstanceView, type Poll } from './pollers.ts';
+import { PollerLog, type InstanceView } from './pollers.ts';
 import { TargetFile, type TargetData } from './schemas.ts';
 import { TargetService } from './service.ts';
 
@@ -97,13 +97,22 @@ export function resourceRouters(records: readonly ResourceRecord[], config: Json
   return map;
 }
 
-/** Who is polling, as the poller log keys it. */
-export function pollOf(request: FastifyRequest): Poll {
-  return {
-    remoteAddress: request.ip,
-    userAgent: request.headers['user-agent'] ?? '',
-    tokenName: request.principal?.name ?? null,
-  };
+/** Records who polled `document` and the ETag it got (on the provider's request path: no allocation beyond the log's key). */
+export function recordPoll(
+  targets: Targets,
+  document: string,
+  request: FastifyRequest,
+  etag: string,
+  yaml: boolean,
+): void {
+  targets.pollers.seen(
+    document,
+    request.ip,
+    request.headers['user-agent'] ?? '',
+    request.principal?.name ?? null,
+    etag,
+    yaml,
+  );
 }
 
 export interface TargetStatus {
