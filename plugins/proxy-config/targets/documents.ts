@@ -68,6 +68,8 @@ export class TargetDocuments {
   private readonly fragments = new Map<string, FragmentCache>();
   private scheduled = false;
   private closed = false;
+  private lastEnd = 0;
+  private lastDurationMs = 0;
 
   constructor(private readonly options: TargetDocumentsOptions) {}
 
@@ -75,17 +77,28 @@ export class TargetDocuments {
     return this.documents.get(id);
   }
 
-  /** Rebuilds every target's document on the next turn (any number of calls coalesce into one). */
+  /**
+   * Rebuilds every target's document soon: any number of calls coalesce into one rebuild, on the
+   * next turn, or, within D ms of a rebuild that took D ms, once those D ms have passed (at most
+   * 1 s), so a discovery sync changing resources one by one costs at most half the CPU.
+   */
   invalidate(): void {
     if (this.scheduled || this.closed) return;
     this.scheduled = true;
-    setImmediate(() => {
+    const wait = Math.min(this.lastEnd + this.lastDurationMs - performance.now(), 1000);
+    const run = () => {
       this.scheduled = false;
-      if (!this.closed) this.rebuild();
-    });
+      if (this.closed) return;
+      const start = performance.now();
+      this.rebuild();
+      this.lastEnd = performance.now();
+      this.lastDurationMs = this.lastEnd - start;
+    };
+    if (wait >= 1) setTimeout(run, wait).unref();
+    else setImmediate(run);
   }
 
-  /** Rebuilds now (tests, and the first generation); a target whose bytes are unchanged keeps its document. */
+  /** Rebuilds now; a target whose bytes are unchanged keeps its document (and its ETag and generated_at). */
   rebuild(): void {
     const config = this.options.defaultConfig();
     const targets = this.options.targets();

@@ -61,6 +61,9 @@ export async function setupTargets(app: FastifyInstance, provider: ConfigProvide
       removeReferences: (id) => service.dropMiddleware(id),
     }),
     provider.onGenerated(() => documents.invalidate()),
+    // which routers a resource id owns can change without the default bytes changing (a resource
+    // discovered for a router that has no override yet), so resource changes rebuild too
+    app.resources.onChange(() => documents.invalidate()),
     collection.onChange((event) => {
       if (event.type === 'delete') pollers.forget(event.id);
       documents.invalidate();
