@@ -6,7 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import { waitFor } from '../helpers/wait.ts';
 import { openSse } from '../events/sse-client.ts';
 import { parseLossless } from '../../model/lossless-json.ts';
-import { JELLYFIN, WIKI } from '../resources/support.ts';
+import { JELLYFIN, NEXTCLOUD, WIKI } from '../resources/support.ts';
 import { routersOf, targetHarness, validateTraefik, type TargetHarness } from './targets-support.ts';
 
 const authelia = {
@@ -221,4 +221,24 @@ test('a target document has its own ETag, 304 on If-None-Match, gzip and YAML ne
     sse.events.some((e) => e.event === 'provider' && JSON.parse(e.data).target === 'default'),
     'the default document did not change',
   );
+});
+
+test('Traefik mode: a resource id selects our router named by the id; host globs select by its rule', async (t) => {
+  const h = await targetHarness(t, { active: 'traefik' });
+  t.is((await h.call('POST', '/api/middlewares', authelia)).status, 201);
+  for (const resource of [NEXTCLOUD, JELLYFIN]) {
+    const assigned = await h.call('POST', `/api/resources/${resource}/middlewares`, { middleware_id: 'authelia' });
+    t.is(assigned.status, 200, assigned.text);
+  }
+  const full = await waitFor(async () => {
+    const doc = (await h.call('GET', '/api/v1/proxy-config')).json;
+    return routersOf(doc).length === 2 ? doc : null;
+  }, 500);
+  t.deepEqual(routersOf(full), [NEXTCLOUD, JELLYFIN].sort());
+  await createTarget(t, h, { name: 'Cloud', include: { resources: [NEXTCLOUD] } });
+  t.deepEqual(routersOf((await documentOf(h, 'cloud')).json), [NEXTCLOUD]);
+  await createTarget(t, h, { name: 'Media', include: { hosts: ['media.example.com'] } });
+  const media = await documentOf(h, 'media');
+  t.deepEqual(routersOf(media.json), [JELLYFIN]);
+  t.true(validateTraefik(JSON.parse(media.text)), JSON.stringify(validateTraefik.errors));
 });
