@@ -1,6 +1,6 @@
 /** What a target's document holds and how it is served: selection, pruning, renames, extra middlewares, ETags, schema. */
 import test from 'ava';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { waitFor } from '../helpers/wait.ts';
@@ -158,6 +158,20 @@ test('entry points are renamed and the target middlewares appended to every HTTP
   t.is(status.json.status, 'degraded');
   const edited = parseLossless((await h.call('GET', '/api/v1/proxy-config/edge')).text) as any;
   t.deepEqual(edited.http.routers['2-Grafana-router'].middlewares, ['badger', 'authelia']);
+
+  // the middleware file removed by hand: the same target version stops appending it
+  await rm(path.join(h.dataDir, 'middlewares', 'authelia.yaml'));
+  const without = await waitFor(async () => {
+    const doc = parseLossless((await h.call('GET', '/api/v1/proxy-config/edge')).text) as any;
+    return doc.http.routers['2-Grafana-router'].middlewares.length === 1 ? doc : null;
+  }, 500);
+  t.deepEqual(without.http.routers['2-Grafana-router'].middlewares, ['badger']);
+  t.true(
+    (await h.call('GET', '/api/proxy-config/status')).json.dangling_references.some(
+      (d: { from: string; ref: string }) =>
+        d.from === '/api/proxy-config/targets/edge' && d.ref === '/api/middlewares/authelia',
+    ),
+  );
 });
 
 test('a target document has its own ETag, 304 on If-None-Match, gzip and YAML negotiated, at both URLs; unknown targets 404', async (t) => {

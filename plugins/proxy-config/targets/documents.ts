@@ -12,7 +12,7 @@ import type { JsonObject } from '../../../model/types.ts';
 import { etagOf, FragmentCache, serializeJson, serializeYaml } from '../serialize.ts';
 import { GZIP_MIN_BYTES, type Encoded } from '../service.ts';
 import type { Servable } from '../snapshot.ts';
-import { targetConfig } from './filter.ts';
+import { newHostMatchMemo, targetConfig, type HostMatchMemo } from './filter.ts';
 import type { TargetData } from './schemas.ts';
 
 const gzipAsync = promisify(gzip);
@@ -66,6 +66,8 @@ export interface TargetDocumentsOptions {
 export class TargetDocuments {
   private readonly documents = new Map<string, TargetDocument>();
   private readonly fragments = new Map<string, FragmentCache>();
+  /** Per target: host-glob verdicts, valid for the stored version (`data` object) they were made for. */
+  private readonly matchMemos = new Map<string, { data: TargetData; memo: HostMatchMemo }>();
   private scheduled = false;
   private closed = false;
   private lastEnd = 0;
@@ -107,6 +109,7 @@ export class TargetDocuments {
       if (!live.has(id)) {
         this.documents.delete(id);
         this.fragments.delete(id);
+        this.matchMemos.delete(id);
       }
     }
     if (!config) return;
@@ -116,7 +119,10 @@ export class TargetDocuments {
       try {
         let fragments = this.fragments.get(target.id);
         if (!fragments) this.fragments.set(target.id, (fragments = new FragmentCache()));
-        const output = targetConfig(config, target.id, target.data, routers);
+        let match = this.matchMemos.get(target.id);
+        if (match?.data !== target.data)
+          this.matchMemos.set(target.id, (match = { data: target.data, memo: newHostMatchMemo() }));
+        const output = targetConfig(config, target.id, target.data, routers, match.memo);
         const next = new TargetDocument(output.config, generatedAt, output.dangling, fragments);
         const previous = this.documents.get(target.id);
         if (previous && previous.json.etag === next.json.etag) {
