@@ -12,7 +12,7 @@ import type { JsonObject } from '../../../model/types.ts';
 import { etagOf, FragmentCache, serializeJson, serializeYaml } from '../serialize.ts';
 import { GZIP_MIN_BYTES, type Encoded } from '../service.ts';
 import type { Servable } from '../snapshot.ts';
-import { newHostMatchMemo, targetConfig, type HostMatchMemo } from './filter.ts';
+import { newTargetMemo, targetConfig, type TargetMemo } from './filter.ts';
 import type { TargetData } from './schemas.ts';
 
 const gzipAsync = promisify(gzip);
@@ -66,8 +66,8 @@ export interface TargetDocumentsOptions {
 export class TargetDocuments {
   private readonly documents = new Map<string, TargetDocument>();
   private readonly fragments = new Map<string, FragmentCache>();
-  /** Per target: host-glob verdicts, valid for the stored version (`data` object) they were made for. */
-  private readonly matchMemos = new Map<string, { data: TargetData; memo: HostMatchMemo }>();
+  /** Per target: what it remembers per router object (filter.ts TargetMemo), valid for the stored version (`data` object) it was made for. */
+  private readonly memos = new Map<string, { data: TargetData; memo: TargetMemo }>();
   private scheduled = false;
   private closed = false;
   private lastEnd = 0;
@@ -109,7 +109,7 @@ export class TargetDocuments {
       if (!live.has(id)) {
         this.documents.delete(id);
         this.fragments.delete(id);
-        this.matchMemos.delete(id);
+        this.memos.delete(id);
       }
     }
     if (!config) return;
@@ -119,9 +119,9 @@ export class TargetDocuments {
       try {
         let fragments = this.fragments.get(target.id);
         if (!fragments) this.fragments.set(target.id, (fragments = new FragmentCache()));
-        let match = this.matchMemos.get(target.id);
+        let match = this.memos.get(target.id);
         if (match?.data !== target.data)
-          this.matchMemos.set(target.id, (match = { data: target.data, memo: newHostMatchMemo() }));
+          this.memos.set(target.id, (match = { data: target.data, memo: newTargetMemo() }));
         const output = targetConfig(config, target.id, target.data, routers, match.memo);
         const next = new TargetDocument(output.config, generatedAt, output.dangling, fragments);
         const previous = this.documents.get(target.id);

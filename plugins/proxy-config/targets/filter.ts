@@ -24,7 +24,7 @@ export interface TargetOutput {
  * while unchanged, so a rebuild matches only new routers' rules, and an unchanged router keeps its
  * adjusted copy, which the serializer's fragment cache then recognises by identity.
  */
-export interface HostMatchMemo {
+export interface TargetMemo {
   include: WeakMap<object, boolean>;
   exclude: WeakMap<object, boolean>;
   adjusted: WeakMap<object, unknown>;
@@ -32,7 +32,7 @@ export interface HostMatchMemo {
   extraKey: string;
 }
 
-export const newHostMatchMemo = (): HostMatchMemo => ({
+export const newTargetMemo = (): TargetMemo => ({
   include: new WeakMap(),
   exclude: new WeakMap(),
   adjusted: new WeakMap(),
@@ -48,7 +48,7 @@ export function targetConfig(
   id: string,
   target: TargetData,
   routersOf: ReadonlyMap<string, readonly string[]>,
-  memo: HostMatchMemo = newHostMatchMemo(),
+  memo: TargetMemo = newTargetMemo(),
 ): TargetOutput {
   const from = `/api/proxy-config/targets/${id}`;
   const dangling: DanglingReference[] = [];
