@@ -30,10 +30,13 @@ export type FastRoute = (req: IncomingMessage, res: ServerResponse, requestId: s
 export type FastAccess = 'public' | 'provider';
 
 const BEARER = /^Bearer +(\S+)$/i;
+const isTrusting = (trust: AppConfig['server']['trust_proxy']) =>
+  trust === true || (typeof trust === 'number' && trust > 0) || (Array.isArray(trust) && trust.length > 0);
 const sha256 = (value: string) => createHash('sha256').update(value).digest();
 
 export class FastRoutes {
   private readonly routes = new Map<string, { route: FastRoute; access: FastAccess }>();
+  /** CORS on or a trusted proxy configured: every request goes to Fastify. */
   private readonly corsOn: boolean;
   /** sha256 of provider.token, or null when provider reads are open. */
   private readonly providerDigest: Buffer | null;
@@ -42,7 +45,9 @@ export class FastRoutes {
     config: AppConfig,
     private readonly log: FastifyBaseLogger,
   ) {
-    this.corsOn = config.cors.origins.length > 0;
+    // behind a trusted proxy the client address comes from X-Forwarded-For (Fastify's request.ip),
+    // which the poller log records: such requests go to Fastify
+    this.corsOn = config.cors.origins.length > 0 || isTrusting(config.server.trust_proxy);
     this.providerDigest = config.provider.token === '' ? null : sha256(config.provider.token);
   }
 

@@ -67,7 +67,10 @@ function send(res: ServerResponse, status: number, headers: HeaderList, requestI
   return true;
 }
 
-export function fastProviderRoute(served: Served): FastRoute {
+/** Records a poll for the status's instances (targets/setup.ts): remote address, User-Agent, ETag, YAML. */
+export type PollRecorder = (remoteAddress: string, userAgent: string, etag: string, yaml: boolean) => void;
+
+export function fastProviderRoute(served: Served, onPoll: PollRecorder): FastRoute {
   return (req, res, requestId) => {
     const current = served();
     if (current === null) return false; // the 502 and its log line: Fastify's error handler
@@ -75,6 +78,8 @@ export function fastProviderRoute(served: Served): FastRoute {
     const yaml = wantsYaml(req.headers.accept);
     const encoded = yaml ? generation.yaml : generation.json;
     const lists = listsFor(generation, encoded, yaml, stale);
+    // the provider token has no name; core/fast-routes.ts declines requests behind a trusted proxy
+    onPoll(req.socket.remoteAddress ?? '', req.headers['user-agent'] ?? '', encoded.etag, yaml);
     if (matchesIfNoneMatch(req.headers['if-none-match'], encoded.etag))
       return send(res, 304, lists.notModified, requestId);
     if (lists.gzip !== null && acceptsGzip(req.headers['accept-encoding']))

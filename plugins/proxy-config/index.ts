@@ -23,6 +23,10 @@ import { generationInputs } from './inputs.ts';
 import { providerHeaders } from './headers.ts';
 import { fastProviderRoute } from './fast-route.ts';
 import { loadSaved, SnapshotWriter, type SavedGeneration, type Servable } from './snapshot.ts';
+import { recordPoll, setupTargets, targetDangling, targetStatuses, type Targets } from './targets/setup.ts';
+import { targetRoutes } from './targets/routes.ts';
+import { serveTarget } from './targets/serve.ts';
+import { TargetParams } from './targets/schemas.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -45,6 +49,8 @@ async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): P
   const log = app.log.child({ component: 'proxy-config' });
   const provider = new ConfigProvider({ inputs: generationInputs(app), schemaCheck, logger: log, now: app.now });
   app.decorate('proxyConfig', provider);
+  // provider targets (several Traefik instances): documents derived from the default one
+  const targets = await setupTargets(app, provider);
   // the last run's config, served stale until the first generation of this run (issue 11)
   let saved: SavedGeneration | null = await loadSaved(app.store.dataDir);
   const snapshots = new SnapshotWriter(app.store.dataDir, (err) =>
@@ -80,6 +86,7 @@ async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): P
   app.addHook('onClose', async () => {
     for (const off of unsubscribe) off();
     stopSaving();
+    targets.close();
     provider.close();
     await snapshots.flush();
   });
@@ -96,11 +103,14 @@ async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): P
       return child;
     });
     for (const prefix of PREFIXES)
-      registerRoutes(scope.withTypeProvider<TypeBoxTypeProvider>(), app, provider, served, prefix);
+      registerRoutes(scope.withTypeProvider<TypeBoxTypeProvider>(), app, provider, served, prefix, targets);
   });
+  await app.register(targetRoutes, { service: targets.service });
   // Traefik's plain polls skip Fastify: same answer, a fraction of the CPU (fast-route.ts, issue 11)
   if (app.hasDecorator('fastRoutes')) {
-    const fast = fastProviderRoute(served);
+    const fast = fastProviderRoute(served, (ip, userAgent, etag, yaml) =>
+      targets.pollers.seen('default', ip, userAgent, null, etag, yaml),
+    );
     for (const prefix of PREFIXES) app.fastRoutes.add(prefix, 'provider', fast);
   }
 }
@@ -113,8 +123,14 @@ function registerRoutes(
   provider: ConfigProvider,
   served: Served,
   prefix: string,
+  targets: Targets,
 ): void {
   const hide = prefix !== '/api/proxy-config';
+  const providerSchema = {
+    hide,
+    tags: ['proxy-config'],
+    response: { 304: Type.Unsafe<undefined>(Type.Null()), 404: ErrorBody, 502: ErrorBody },
+  };
   // the 200 answer is bytes prepared per generation, not a schema's shape: only the request is typed
   scope.withTypeProvider<TypeBoxRequestTypeProvider>().get(
     prefix,
@@ -122,28 +138,45 @@ function registerRoutes(
       config: { auth: 'provider' },
       // Traefik polls every few seconds: core/request-log.ts logs successful polls at debug
       schema: {
-        hide,
-        tags: ['proxy-config'],
-        summary: 'Generated Traefik dynamic configuration (HTTP provider)',
+        ...providerSchema,
+        summary: "Generated Traefik dynamic configuration (HTTP provider; `target`: that target's document)",
         querystring: ProviderQuery,
-        response: { 304: Type.Unsafe<undefined>(Type.Null()), 502: ErrorBody },
       },
       // not async: a synchronous handler saves a promise per request; the headers come precomputed per
       // generation and encoding (providerHeaders), so a request only picks bytes and header sets
     },
     function serveConfig(request, reply) {
+      const { format, target } = request.query;
+      if (target !== undefined) return serveTarget(targets, request, reply, target, format, isStale(app));
       const current = served();
       if (!current) throw proxyConfigErrors.neverProduced(app.upstream.lastError);
       const { generation, stale } = current;
-      const { format } = request.query;
       const yaml = format ? format === 'yaml' : wantsYaml(request.headers.accept);
       const encoded = yaml ? generation.yaml : generation.json;
       const headers = providerHeaders(generation, encoded, yaml, stale);
+      recordPoll(targets, 'default', request, encoded.etag, yaml);
       if (matchesIfNoneMatch(request.headers['if-none-match'], encoded.etag))
         return reply.headers(headers.notModified).code(304).send();
       if (encoded.gzip && acceptsGzip(request.headers['accept-encoding']))
         return reply.headers(headers.gzip).send(encoded.gzip);
       return reply.headers(headers.plain).send(encoded.body);
+    },
+  );
+
+  // a target's document (static routes such as /status win over this parametric one)
+  scope.withTypeProvider<TypeBoxRequestTypeProvider>().get(
+    `${prefix}/:target`,
+    {
+      config: { auth: 'provider' },
+      schema: {
+        ...providerSchema,
+        summary: 'Generated Traefik dynamic configuration of one provider target',
+        params: TargetParams,
+        querystring: ProviderQuery,
+      },
+    },
+    function serveTargetConfig(request, reply) {
+      return serveTarget(targets, request, reply, request.params.target, request.query.format, isStale(app));
     },
   );
 
@@ -185,7 +218,7 @@ function registerRoutes(
       },
     },
     async () => {
-      const status = statusOf(app, provider, served);
+      const status = statusOf(app, provider, served, targets);
       if (status.status === 'error')
         throw errors.unhealthy(
           `no configuration can be served: ${status.upstream.last_error ?? 'upstream never fetched'}`,
@@ -201,7 +234,7 @@ function isStale(app: FastifyInstance): boolean {
   return app.upstream.stale;
 }
 
-function statusOf(app: FastifyInstance, provider: ConfigProvider, served: Served): StatusBody {
+function statusOf(app: FastifyInstance, provider: ConfigProvider, served: Served, targets: Targets): StatusBody {
   const generation = provider.current();
   const saved = generation ? null : served();
   const active = app.datasources.active();
@@ -227,8 +260,9 @@ function statusOf(app: FastifyInstance, provider: ConfigProvider, served: Served
     // paths relative to the data dir: internal paths are never sent (API.md §2.4)
     invalid_files: app.store.invalidFiles().map((f) => ({ ...f, path: path.relative(dataDir, f.path) })),
     conflicts: result?.conflicts ?? [],
-    dangling_references: result?.dangling_references ?? [],
+    dangling_references: [...(result?.dangling_references ?? []), ...targetDangling(targets)],
     schema_warnings: generation?.schemaWarnings ?? [],
+    targets: targetStatuses(targets, generation ?? saved?.generation ?? null),
   };
   if (!generation && saved) {
     // serving the last run's config until this run's first generation (issue 11)

@@ -3,6 +3,9 @@ import { Type, type Static } from '@sinclair/typebox';
 
 export const ProviderQuery = Type.Object({
   format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('yaml')])),
+  target: Type.Optional(
+    Type.String({ maxLength: 100, description: "a provider target's id; absent: the default document" }),
+  ),
 });
 
 export const InvalidateResult = Type.Object({
@@ -47,6 +50,23 @@ export const Status = Type.Object({
   conflicts: Type.Array(Type.Object({ kind: Type.String(), key: Type.String(), message: Type.String() })),
   dangling_references: Type.Array(Type.Object({ from: Type.String(), ref: Type.String() })),
   schema_warnings: Type.Array(PathMessage),
+  targets: Type.Array(
+    Type.Object({
+      id: Type.String({ description: '`default` for the default document' }),
+      etag: Type.Union([Type.String(), Type.Null()]),
+      generated_at: Type.Union([Type.String(), Type.Null()]),
+      instances: Type.Array(
+        Type.Object({
+          remote_address: Type.String(),
+          user_agent: Type.String(),
+          token_name: Type.Optional(Type.String()),
+          last_poll: Type.String(),
+          current: Type.Boolean({ description: 'the last body it got is the current one' }),
+        }),
+        { description: 'instances seen polling this document in the last 10 minutes, latest first' },
+      ),
+    }),
+  ),
 });
 
 export type StatusBody = Static<typeof Status>;

@@ -30,6 +30,7 @@ export const ROUTES: RouteDef[] = [
   { path: '/datasources', title: 'Data sources', group: 'config', nav: true, load: () => import('./screens/datasources') },
   { path: '/plugins', title: 'Traefik plugins', group: 'config', nav: true, load: () => import('./screens/plugins') },
   { path: '/explorer', title: 'Traefik explorer', group: 'config', nav: true, load: () => import('./screens/explorer') },
+  { path: '/targets', title: 'Provider targets', group: 'config', nav: true, load: () => import('./screens/targets') },
   { path: '/mtls', title: 'mTLS', group: 'config', nav: true, load: () => import('./screens/mtls') },
   { path: '/backups', title: 'Backups', group: 'ops', nav: true, load: () => import('./screens/backups') },
   { path: '/containers', title: 'Containers', group: 'ops', nav: true, load: () => import('./screens/containers') },

@@ -15,6 +15,7 @@ export type Health = Reply<'/api/health', 'get'>;
 export type ConfigStatus = Reply<'/api/proxy-config/status', 'get'>;
 export type Resource = Reply<'/api/resources/{id}', 'get'>;
 export type Middleware = Reply<'/api/middlewares/{id}', 'get'>;
+export type Target = Reply<'/api/proxy-config/targets/{id}', 'get'>;
 export type Service = Reply<'/api/services/{id}', 'get'>;
 export type DataSource = Reply<'/api/datasource/active', 'get'>;
 export type DataSourceTest = Reply<'/api/datasource/{name}/test', 'post'>;

@@ -1,0 +1,113 @@
+/**
+ * Which Traefik instances poll which document (docs/API.md "Provider targets", status `targets`):
+ * one entry per (document, remote address, User-Agent, token name), with the ETag of the last body
+ * it got. Recording is on the provider's request path, so it is a map lookup and a few field
+ * writes; the 10-minute window and the age order are applied when the status is read.
+ */
+
+/** Entries seen longer ago than this are not reported (and are dropped when the status is read). */
+export const POLLER_WINDOW_MS = 10 * 60 * 1000;
+/** At most this many instances per document; the one polled longest ago goes first. */
+export const MAX_POLLERS_PER_DOCUMENT = 1000;
+
+interface Entry {
+  remoteAddress: string;
+  userAgent: string;
+  tokenName: string | null;
+  lastPoll: number;
+  /** ETag (quoted) of the body it got or was told it has (304) */
+  etag: string;
+  yaml: boolean;
+}
+
+export interface InstanceView {
+  remote_address: string;
+  user_agent: string;
+  token_name?: string;
+  last_poll: string;
+  current: boolean;
+}
+
+export class PollerLog {
+  private readonly documents = new Map<string, Map<string, Entry>>();
+
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly limit = MAX_POLLERS_PER_DOCUMENT,
+  ) {}
+
+  /**
+   * Records a poll of `document` answered with (or confirming, on 304) the body of `etag`, in YAML
+   * or JSON. A known instance costs one map lookup and three field writes; the age order is only
+   * worked out when a new instance finds the map full (rare) and when the status is read.
+   */
+  seen(
+    document: string,
+    remoteAddress: string,
+    userAgent: string,
+    tokenName: string | null,
+    etag: string,
+    yaml: boolean,
+  ): void {
+    let entries = this.documents.get(document);
+    if (!entries) this.documents.set(document, (entries = new Map()));
+    const key =
+      tokenName === null
+        ? `${remoteAddress}\u0000${userAgent}`
+        : `${remoteAddress}\u0000${userAgent}\u0000${tokenName}`;
+    const entry = entries.get(key);
+    const now = this.now();
+    if (entry) {
+      entry.lastPoll = now;
+      entry.etag = etag;
+      entry.yaml = yaml;
+      return;
+    }
+    if (entries.size >= this.limit) entries.delete(oldestKey(entries));
+    entries.set(key, { remoteAddress, userAgent, tokenName, lastPoll: now, etag, yaml });
+  }
+
+  /**
+   * Instances of `document` seen in the window, most recent poll first; `current` when the ETag
+   * they last got is the current one of their format (null: the document has none).
+   */
+  instances(document: string, currentEtag: ((yaml: boolean) => string) | null): InstanceView[] {
+    const entries = this.documents.get(document);
+    if (!entries) return [];
+    const since = this.now() - POLLER_WINDOW_MS;
+    const out: (InstanceView & { lastPoll: number })[] = [];
+    for (const [key, entry] of entries) {
+      if (entry.lastPoll < since) {
+        entries.delete(key);
+        continue;
+      }
+      out.push({
+        lastPoll: entry.lastPoll,
+        remote_address: entry.remoteAddress,
+        user_agent: entry.userAgent,
+        ...(entry.tokenName ? { token_name: entry.tokenName } : {}),
+        last_poll: new Date(entry.lastPoll).toISOString(),
+        current: currentEtag !== null && currentEtag(entry.yaml) === entry.etag,
+      });
+    }
+    return out.sort((a, b) => b.lastPoll - a.lastPoll).map(({ lastPoll: _sortKey, ...view }) => view);
+  }
+
+  /** Forgets a deleted target's instances. */
+  forget(document: string): void {
+    this.documents.delete(document);
+  }
+}
+
+/** The key of the entry polled longest ago (a scan: it runs only when a full map meets a new instance). */
+function oldestKey(entries: Map<string, Entry>): string {
+  let oldest: string | undefined;
+  let at = Infinity;
+  for (const [key, entry] of entries) {
+    if (entry.lastPoll < at) {
+      at = entry.lastPoll;
+      oldest = key;
+    }
+  }
+  return oldest!;
+}
