@@ -16426,6 +16426,95 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/system/cluster": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Cluster mode: this node, the leader, etcd reachability, the applied revision */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description false: a standalone server (no cluster.etcd_endpoints) */
+                            enabled: boolean;
+                            etcd: {
+                                endpoints: string[];
+                                error: string | null;
+                                reachable: boolean | null;
+                            };
+                            /** @description this node runs the singleton work (discovery writes, scheduled backups) */
+                            is_leader: boolean;
+                            /** @description the leader's node name; null: none right now or etcd unreachable */
+                            leader: string | null;
+                            /** Format: date-time */
+                            leader_since: string | null;
+                            node: string;
+                            /** @description the last etcd revision this node applied to its data dir; null when standalone */
+                            revision: number | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/system/plugins": {
         parameters: {
             query?: never;
