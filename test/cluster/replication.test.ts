@@ -278,3 +278,23 @@ serial(
     t.pass();
   },
 );
+
+serial('with one etcd member of three down, writes and replication go on', async (t) => {
+  const prefix = newPrefix();
+  const a = await node(t, prefix, 'node-a');
+  const b = await node(t, prefix, 'node-b');
+  const member = t.context.etcd.members[0];
+  await member.stop();
+  try {
+    // the client fails over to a member that answers: the first try succeeds
+    const created = await call(a.app, 'POST', '/api/middlewares', allow(['10.5.0.0/16']));
+    t.is(created.status, 201, JSON.stringify(created.body));
+    const seen = await waitFor(async () => {
+      const got = await call(b.app, 'GET', '/api/middlewares/office');
+      return got.status === 200 ? got : null;
+    }, 15_000);
+    t.deepEqual(seen.body.config.sourceRange, ['10.5.0.0/16']);
+  } finally {
+    if (!member.running) await member.start();
+  }
+});
