@@ -20,9 +20,9 @@ import { copyFile, lstat, mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { IKeyValue, Namespace, Watcher } from 'etcd3';
 import type { Logger } from 'pino';
-import { hashOf, removeDurably, writeAtomic } from '../store/atomic-write.ts';
+import { hashOf, removeDurably, writeOrRemove } from '../store/atomic-write.ts';
 import { StoreError } from '../store/errors.ts';
-import { MAX_DATA_FILE_BYTES, readDataFile } from '../store/read-data-file.ts';
+import { holds, MAX_DATA_FILE_BYTES, readDataFile } from '../store/read-data-file.ts';
 import type { InvalidFile, StoreReplica, YamlStore } from '../store/types.ts';
 
 export interface ReplicatorOptions {
@@ -139,13 +139,9 @@ export class Replicator implements StoreReplica {
   }
 
   async commit(relative: string, bytes: string | Buffer | null): Promise<'ok' | 'stale'> {
-    const known = this.#known.get(relative);
-    const txn = this.#data
-      .if(relative, 'Mod', '==', known?.present ? known.rev : 0)
-      .then(bytes === null ? this.#data.delete().key(relative) : this.#data.put(relative).value(bytes));
     let result;
     try {
-      result = await txn.commit();
+      result = await this.#commitOver(relative, bytes, this.#known.get(relative));
     } catch (err) {
       throw this.#unavailable(err as Error);
     }
@@ -270,10 +266,12 @@ export class Replicator implements StoreReplica {
     const response = await this.#data.getAll().exec();
     const remote = new Map(response.kvs.map((kv) => [keyOf(kv), kv]));
     const differing: string[] = [];
+    /** Local files that hold the cluster's bytes already. */
+    const same = new Set<string>();
     for (const relative of await localFiles(dataDir)) {
       const kv = remote.get(relative);
-      const read = await readDataFile(path.join(dataDir, relative), Number.MAX_SAFE_INTEGER);
-      if (!kv || read.kind !== 'ok' || !read.bytes.equals(kv.value)) differing.push(relative);
+      if (kv && (await holds(path.join(dataDir, relative), kv.value))) same.add(relative);
+      else differing.push(relative);
     }
     if (differing.length > 0) {
       const backup = path.join(dataDir, '.cluster-backup', new Date().toISOString().replace(/[:.]/g, '-'));
@@ -288,9 +286,7 @@ export class Replicator implements StoreReplica {
     }
     let written = 0;
     for (const [relative, kv] of remote) {
-      const file = path.join(dataDir, relative);
-      const read = await readDataFile(file, Number.MAX_SAFE_INTEGER);
-      if (read.kind !== 'ok' || !read.bytes.equals(kv.value)) {
+      if (!same.has(relative)) {
         await this.#writeLocal(relative, kv.value);
         written++;
       }
@@ -416,10 +412,7 @@ export class Replicator implements StoreReplica {
     }
     let result;
     try {
-      result = await this.#data
-        .if(relative, 'Mod', '==', base?.present ? base.rev : 0)
-        .then(bytes === null ? this.#data.delete().key(relative) : this.#data.put(relative).value(bytes))
-        .commit();
+      result = await this.#commitOver(relative, bytes, base);
     } catch (err) {
       this.#pending.set(relative, { bytes, base });
       this.#log.warn(
@@ -443,6 +436,14 @@ export class Replicator implements StoreReplica {
     this.#conflict(relative, rev);
     await this.#writeLocal(relative, current?.value ?? null);
     this.#see(relative, rev, current?.value ?? null);
+  }
+
+  /** The txn of a write: puts `bytes` (null: deletes the key) only if the key is still at `base`. */
+  #commitOver(relative: string, bytes: string | Buffer | null, base: Known | undefined) {
+    return this.#data
+      .if(relative, 'Mod', '==', base?.present ? base.rev : 0)
+      .then(bytes === null ? this.#data.delete().key(relative) : this.#data.put(relative).value(bytes))
+      .commit();
   }
 
   #conflict(relative: string, rev: number): void {
@@ -473,14 +474,11 @@ export class Replicator implements StoreReplica {
   /** Writes the bytes (null: removes the file) without the store, keeping an existing file's mode. */
   async #writeFile(relative: string, bytes: Buffer | null): Promise<void> {
     const file = path.join(this.#options.dataDir, relative);
-    if (bytes === null) await removeDurably(file);
-    else {
-      const mode = await lstat(file).then(
-        (s) => s.mode & 0o777,
-        () => replicatedFileMode(relative),
-      );
-      await writeAtomic(file, bytes, { mode });
-    }
+    const mode = await lstat(file).then(
+      (s) => s.mode & 0o777,
+      () => replicatedFileMode(relative),
+    );
+    await writeOrRemove(file, bytes, { mode });
   }
 
   /** Records what this node now holds of a key; never goes back to an older revision. */

@@ -74,6 +74,16 @@ async function openCreatingDir(temp: string, mode: number): Promise<FileHandle> 
   }
 }
 
+/** writeAtomic for bytes, removeDurably for null (a change replicated from the cluster). */
+export async function writeOrRemove(
+  file: string,
+  bytes: string | Buffer | null,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
+  if (bytes === null) await removeDurably(file);
+  else await writeAtomic(file, bytes, options);
+}
+
 /** Removes a file and makes the removal durable; false when it was already gone. */
 export async function removeDurably(file: string): Promise<boolean> {
   try {

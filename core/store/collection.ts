@@ -2,9 +2,9 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { StoreError } from './errors.ts';
-import { fsyncDir, hashOf, removeDurably, writeAtomic } from './atomic-write.ts';
+import { fsyncDir, hashOf, removeDurably, writeAtomic, writeOrRemove } from './atomic-write.ts';
 import type { Attempt, StoreContext } from './context.ts';
-import { readDataFile } from './read-data-file.ts';
+import { holds, readDataFile } from './read-data-file.ts';
 import type {
   ChangeEvent,
   ChangeSource,
@@ -147,13 +147,10 @@ export class FileCollection<T> implements Collection<T> {
   async applyRemote(file: string, bytes: Buffer | null, stillNewer?: () => boolean): Promise<void> {
     await this.ctx.locks.run(this.dir, async () => {
       if (stillNewer && !stillNewer()) return; // a writer of ours took a newer version in meanwhile
-      const current = await readDataFile(file);
-      const same = bytes === null ? current.kind === 'missing' : current.kind === 'ok' && current.bytes.equals(bytes);
-      if (!same) {
+      if (!(await holds(file, bytes))) {
         this.ownOperation(file, bytes === null ? '' : hashOf(bytes));
         try {
-          if (bytes === null) await removeDurably(file);
-          else await writeAtomic(file, bytes, { mode: this.options.fileMode });
+          await writeOrRemove(file, bytes, { mode: this.options.fileMode });
         } finally {
           this.ownWrites.delete(file);
         }

@@ -1,9 +1,9 @@
 /** A single YAML file holding one value (settings.yaml, datasources.yaml, auth/tokens.yaml). */
 import path from 'node:path';
-import { hashOf, removeDurably, writeAtomic } from './atomic-write.ts';
+import { hashOf, writeAtomic, writeOrRemove } from './atomic-write.ts';
 import type { StoreContext } from './context.ts';
 import type { Attempt } from './context.ts';
-import { readDataFile } from './read-data-file.ts';
+import { holds, readDataFile } from './read-data-file.ts';
 import type { ChangeSource, DocumentOptions, InvalidFile, StoreDocument } from './types.ts';
 import { checkerFor, invalidAt, parseFileText, validateAgainst } from './validate.ts';
 import { renderYaml } from './yaml-file.ts';
@@ -113,14 +113,11 @@ export class FileDocument<T> implements StoreDocument<T> {
   async applyRemote(bytes: Buffer | null, stillNewer?: () => boolean): Promise<void> {
     await this.ctx.locks.run(this.path, async () => {
       if (stillNewer && !stillNewer()) return; // a writer of ours took a newer version in meanwhile
-      const current = await readDataFile(this.path);
-      const same = bytes === null ? current.kind === 'missing' : current.kind === 'ok' && current.bytes.equals(bytes);
-      if (!same) {
+      if (!(await holds(this.path, bytes))) {
         this.writing = bytes === null ? '' : hashOf(bytes);
         this.writesStarted += 1;
         try {
-          if (bytes === null) await removeDurably(this.path);
-          else await writeAtomic(this.path, bytes, { mode: this.options.fileMode, dirMode: this.options.dirMode });
+          await writeOrRemove(this.path, bytes, { mode: this.options.fileMode, dirMode: this.options.dirMode });
         } finally {
           this.writing = null;
         }

@@ -26,6 +26,12 @@ function kindOf(stats: import('node:fs').Stats): string {
   return 'not a regular file';
 }
 
+/** Whether `file` holds exactly `bytes` (null: whether it is missing). */
+export async function holds(file: string, bytes: Buffer | null): Promise<boolean> {
+  const read = await readDataFile(file, Number.MAX_SAFE_INTEGER);
+  return bytes === null ? read.kind === 'missing' : read.kind === 'ok' && read.bytes.equals(bytes);
+}
+
 /** Reads `file` if it is a regular file within the size limit (no symlink followed, no blocking open). */
 export async function readDataFile(file: string, limit = MAX_DATA_FILE_BYTES): Promise<DataFileRead> {
   let handle: FileHandle;

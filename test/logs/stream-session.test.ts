@@ -4,7 +4,7 @@
  * exactly once (issue 12 item 7: dropped + received was 30204 for 30000 lines), also when the
  * first stream attached after the run began (CI: 29601 of 30000 lines arrived).
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { PassThrough } from 'node:stream';
 import { LogStreamSession, type LogSocket } from '../../plugins/logs/stream-session.ts';
 import type { DockerClient } from '../../plugins/container/docker-client.ts';
@@ -31,26 +31,25 @@ function fakeSocket() {
   return { socket, sent };
 }
 
-test('a re-attach on container start does not send again what the old stream delivered meanwhile', async (t) => {
+/**
+ * A started session on a fake Docker: `events` is the event stream, `logs` answers each attach
+ * (its options are recorded in `attaches`), `finishedAt` is the container's State.FinishedAt.
+ */
+async function startSession(
+  t: ExecutionContext,
+  options: { finishedAt: string; logs: (attach: number) => Promise<PassThrough> },
+) {
   const events = new PassThrough();
-  const first = new PassThrough();
-  const second = new PassThrough();
-  let releaseSecond!: () => void;
-  const secondReady = new Promise<void>((resolve) => {
-    releaseSecond = resolve;
-  });
   const attaches: Record<string, unknown>[] = [];
   const docker = {
     call: (_what: string, work: (signal: AbortSignal) => Promise<unknown>) => work(new AbortController().signal),
     engine: {
       getEvents: async () => events,
       getContainer: () => ({
-        inspect: async () => ({ State: { FinishedAt: '0001-01-01T00:00:00Z' } }),
-        logs: async (options: Record<string, unknown>) => {
-          attaches.push(options);
-          if (attaches.length === 1) return first;
-          await secondReady; // Docker takes a while to open the new stream
-          return second;
+        inspect: async () => ({ State: { FinishedAt: options.finishedAt } }),
+        logs: async (attach: Record<string, unknown>) => {
+          attaches.push(attach);
+          return options.logs(attaches.length);
         },
       }),
     },
@@ -69,6 +68,24 @@ test('a re-attach on container start does not send again what the old stream del
   });
   t.teardown(() => session.stop());
   await session.start();
+  return { events, attaches, sent };
+}
+
+test('a re-attach on container start does not send again what the old stream delivered meanwhile', async (t) => {
+  const first = new PassThrough();
+  const second = new PassThrough();
+  let releaseSecond!: () => void;
+  const secondReady = new Promise<void>((resolve) => {
+    releaseSecond = resolve;
+  });
+  const { events, attaches, sent } = await startSession(t, {
+    finishedAt: '0001-01-01T00:00:00Z',
+    logs: async (attach) => {
+      if (attach === 1) return first;
+      await secondReady; // Docker takes a while to open the new stream
+      return second;
+    },
+  });
 
   // the container starts: Docker reports it, and the first stream (attached while created) delivers
   events.write(`${JSON.stringify({ Action: 'start' })}\n`);
@@ -91,37 +108,12 @@ test('a re-attach on container start does not send again what the old stream del
 });
 
 test('a first stream that attached after the run began: the re-attach hands on the lines before it', async (t) => {
-  const events = new PassThrough();
   const streams = [new PassThrough(), new PassThrough()];
-  const attaches: Record<string, unknown>[] = [];
-  const docker = {
-    call: (_what: string, work: (signal: AbortSignal) => Promise<unknown>) => work(new AbortController().signal),
-    engine: {
-      getEvents: async () => events,
-      getContainer: () => ({
-        // the previous run ended at second 0.5 (lines up to 500 ms belong to it)
-        inspect: async () => ({ State: { FinishedAt: ts(500) } }),
-        logs: async (options: Record<string, unknown>) => {
-          attaches.push(options);
-          return streams[attaches.length - 1];
-        },
-      }),
-    },
-  } as unknown as DockerClient;
-  const { socket, sent } = fakeSocket();
-  const noop = () => undefined;
-  const session = new LogStreamSession(socket, {
-    docker,
-    target: { id: 'c1', name: 'proxy', tty: true },
-    tail: 0,
-    stdout: true,
-    stderr: true,
-    bufferLines: 100_000,
-    log: { warn: noop, info: noop, error: noop, debug: noop } as never,
-    pingIntervalMs: 60_000,
+  const { events, attaches, sent } = await startSession(t, {
+    // the previous run ended at second 0.5 (lines up to 500 ms belong to it)
+    finishedAt: ts(500),
+    logs: async (attach) => streams[attach - 1],
   });
-  t.teardown(() => session.stop());
-  await session.start();
   // tail=0 met a run already going: the first stream starts at line 1400
   streams[0].write(lines(1400, 1600));
   await waitFor(() => sent.filter((m) => m.type === 'log').length === 201, 5000);
