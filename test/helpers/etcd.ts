@@ -19,13 +19,23 @@ const onPath = (name: string): boolean =>
 export const etcdSkipReason = (): string | null =>
   onPath('etcd') ? null : 'etcd not installed (apt-get install etcd-server)';
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+/**
+ * `count` distinct free ports: every listener stays open until all are taken, so the kernel cannot
+ * hand the same ephemeral port out twice (closing each one at once did, and etcd refused an initial
+ * cluster with a duplicate URL).
+ */
+async function freePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => createServer());
+  try {
+    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))));
+    return servers.map((s) => (s.address() as { port: number }).port);
+  } finally {
+    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+  }
 }
+
+/** A port taken between `freePorts` and etcd's bind (another test process): worth a fresh attempt. */
+const portClash = (message: string): boolean => /address already in use|duplicate url/i.test(message);
 
 export interface EtcdMember {
   readonly name: string;
@@ -54,13 +64,28 @@ async function healthy(clientUrl: string): Promise<boolean> {
   return body?.health === 'true';
 }
 
-/** Starts an N-member cluster (a fresh one: `--initial-cluster-state new`) and waits until every member is healthy. */
+/**
+ * Starts an N-member cluster (a fresh one: `--initial-cluster-state new`) and waits until every
+ * member is healthy. A port that another process took before etcd bound it gives a fresh attempt on
+ * new ports (at most three).
+ */
 export async function startEtcdCluster(size = 3): Promise<EtcdCluster> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startEtcdClusterOnce(size);
+    } catch (err) {
+      if (attempt >= 3 || !portClash((err as Error).message)) throw err;
+    }
+  }
+}
+
+async function startEtcdClusterOnce(size: number): Promise<EtcdCluster> {
   const root = await mkdtemp(path.join(tmpdir(), 'etcd-'));
   const token = path.basename(root);
+  const ports = await freePorts(size * 2);
   const specs = [];
   for (let i = 1; i <= size; i += 1) {
-    specs.push({ name: `m${i}`, client: await freePort(), peer: await freePort() });
+    specs.push({ name: `m${i}`, client: ports[2 * i - 2]!, peer: ports[2 * i - 1]! });
   }
   const initialCluster = specs.map((s) => `${s.name}=http://127.0.0.1:${s.peer}`).join(',');
   const members = specs.map((spec) => {
