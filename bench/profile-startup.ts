@@ -1,6 +1,7 @@
 /**
  * --cpu-prof of a first start on GitOps-written files, then of a warm restart (N resources):
- *   npx tsx bench/profile-startup.ts [N] [out-dir]
+ *   npx tsx bench/profile-startup.ts [N] [out-dir] [tsx|dist]
+ * `dist` runs the compiled server as `npm start` does (after `npm run build`); default: the sources through tsx.
  * Writes the .cpuprofile files of each start into out-dir/{cold,warm}-N (default /tmp/sm-startup-prof), each process
  * stopped once it serves the full config; open them in Chrome DevTools or summarise with
  * `npx tsx bench/lib/summarise-profile.ts FILE`.
@@ -15,6 +16,7 @@ import { SERVER_CORE, waitFor } from './lib/measure.ts';
 
 const n = Number(process.argv[2] ?? 1000);
 const outDir = process.argv[3] ?? '/tmp/sm-startup-prof';
+const entry = process.argv[4] === 'dist' ? 'dist' : 'tsx';
 const stack = await createStack(n);
 
 async function fullConfig(url: string): Promise<true | undefined> {
@@ -53,9 +55,9 @@ for (const run of ['cold', 'warm']) {
       '--cpu-prof-dir',
       // one file per thread (tsx's loader runs in a worker): the main thread's is the largest
       path.join(outDir, `${run}-${n}`),
-      '--import',
-      'tsx',
-      path.join(import.meta.dirname, '..', 'plugins', 'main.ts'),
+      ...(entry === 'dist'
+        ? [path.join(import.meta.dirname, '..', 'dist', 'plugins', 'main.js')]
+        : ['--import', 'tsx', path.join(import.meta.dirname, '..', 'plugins', 'main.ts')]),
     ],
     {
       env: { ...process.env, CONFIG_FILE: cfg },

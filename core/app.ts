@@ -12,8 +12,9 @@ import auditPlugin from './audit.ts';
 import corsPlugin from './cors.ts';
 import pluginLoader from './plugin-loader/index.ts';
 import { installRequestValidation, nonFiniteNumberAt } from './validation.ts';
+import { LazyCompiles, lazySerializers } from './lazy-compile.ts';
 import { RequestLogController } from './request-log.ts';
-import { standalone, type Cluster } from './cluster/index.ts';
+import { standalone, type Cluster } from './cluster/standalone.ts';
 import { FastRoutes } from './fast-routes.ts';
 
 export interface BuildOptions {
@@ -50,7 +51,10 @@ export function redactUrl(url: string): string {
 /** Builds the app: core capabilities first, then the built-in groups, then third-party plugins. */
 export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
   const { config } = options;
+  const lazy = new LazyCompiles();
   const app = Fastify({
+    // route schemas compile on first use or in the background after ready (core/lazy-compile.ts)
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers(lazy) } },
     logger: options.logger ?? {
       level: config.log.level,
       ...(options.logStream ? { stream: options.logStream } : {}),
@@ -84,7 +88,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   }) as unknown as FastifyInstance;
 
   installErrorHandling(app, config.server.body_limit);
-  installRequestValidation(app);
+  installRequestValidation(app, lazy);
+  lazy.warmAfterReady(app);
   installVersioning(app);
   installJsonParser(app);
   // "no body" validates as {}: routes whose fields are all optional accept it, and a route with

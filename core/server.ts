@@ -6,13 +6,13 @@ import { ConfigError, loadConfig } from './config/load.ts';
 import type { AppConfig } from './config/schema.ts';
 import { AppHost } from './app-host.ts';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
-import type { Cluster } from './cluster/index.ts';
+import { standalone, type Cluster } from './cluster/standalone.ts';
 import { ensureWritableDir, isPermissionError, StartupError, whoAmI } from './startup-checks.ts';
 import { readConfigSnapshot } from './config-snapshot.ts';
 import { earlyHandler } from './early-server.ts';
 import type { BuiltinGroup } from './types.ts';
 
-// Fastify, the store, the cluster client (etcd3, gRPC) and the plugin loader are imported once the
+// Fastify, the store, the cluster client (etcd3, gRPC: only in cluster mode) and the plugin loader are imported once the
 // socket listens (issue 11): until the app is built the early handler serves the last run's provider
 // config, and every module loaded before listening delays that first answer.
 const appModule = () => import('./app.ts');
@@ -78,8 +78,11 @@ export async function runServer(groupsOrLoader: BuiltinGroup[] | (() => Promise<
   let cluster: Cluster | null = null;
   const host = new AppHost(
     async (generation, serverFactory) => {
-      const [{ buildApp }, { joinCluster }] = await Promise.all([appModule(), clusterModule()]);
-      cluster ??= joinCluster(config.cluster, logger, config.storage.data_dir);
+      const { buildApp } = await appModule();
+      cluster ??=
+        config.cluster.etcd_endpoints.length === 0
+          ? standalone(config.cluster.node_name || undefined)
+          : (await clusterModule()).joinCluster(config.cluster, logger, config.storage.data_dir);
       return buildApp({ config, groups: await loadGroups(), generation, serverFactory, cluster });
     },
     logger,

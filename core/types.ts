@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { AppConfig } from './config/schema.ts';
 import type { YamlStore } from './store/types.ts';
-import type { Cluster } from './cluster/index.ts';
+import type { Cluster } from './cluster/standalone.ts';
 import type { FastRoutes } from './fast-routes.ts';
 
 /**

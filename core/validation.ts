@@ -8,6 +8,7 @@
 import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import { addFormats } from './formats.ts';
+import type { LazyCompiles } from './lazy-compile.ts';
 
 const COMMON: Options = {
   removeAdditional: true, // unknown top-level body fields are dropped before validation (§2.1)
@@ -17,13 +18,27 @@ const COMMON: Options = {
   strictNumbers: true, // NaN and ±Infinity (JSON's 1e309) are not numbers
 };
 
-/** Sets the validator compiler on `scope` (the root app: every route and third-party plugin inherits it). */
-export function installRequestValidation(scope: FastifyInstance): void {
+/**
+ * Sets the validator compiler on `scope` (the root app: every route and third-party plugin inherits
+ * it). Each validator is compiled on first use or when `lazy` warms it (core/lazy-compile.ts).
+ */
+export function installRequestValidation(scope: FastifyInstance, lazy: LazyCompiles): void {
   const bodies = addFormats(new Ajv({ ...COMMON, coerceTypes: false }));
   const text = addFormats(new Ajv({ ...COMMON, coerceTypes: 'array' }));
-  scope.setValidatorCompiler(({ schema, httpPart }) => {
-    if (httpPart === 'body') return bodies.compile(schema as FastifySchema & object);
-    return finiteOnly(text.compile(schema as FastifySchema & object));
+  scope.setValidatorCompiler(({ schema, httpPart, method, url }) => {
+    const validator = lazy.defer(`${method} ${url} ${httpPart ?? ''}`.trim(), () =>
+      httpPart === 'body'
+        ? bodies.compile(schema as FastifySchema & object)
+        : finiteOnly(text.compile(schema as FastifySchema & object)),
+    );
+    // Fastify reads `errors` from the function it was given after a failed check
+    const check = ((data: unknown) => {
+      const validate = validator();
+      const ok = validate(data);
+      check.errors = validate.errors;
+      return ok;
+    }) as ValidateFunction;
+    return check;
   });
 }
 

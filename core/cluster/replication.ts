@@ -22,6 +22,7 @@ import type { IKeyValue, Namespace, Watcher } from 'etcd3';
 import type { Logger } from 'pino';
 import { hashOf, removeDurably, writeOrRemove } from '../store/atomic-write.ts';
 import { StoreError } from '../store/errors.ts';
+import { mapBounded } from '../concurrency.ts';
 import { holds, MAX_DATA_FILE_BYTES, readDataFile } from '../store/read-data-file.ts';
 import type { InvalidFile, StoreReplica, YamlStore } from '../store/types.ts';
 
@@ -222,21 +223,16 @@ export class Replicator implements StoreReplica {
   /** First node of an empty cluster: every replicated local file becomes a key (unless one exists). */
   async #import(): Promise<void> {
     const files = await localFiles(this.#options.dataDir);
-    let next = 0;
     let imported = 0;
-    const worker = async () => {
-      while (next < files.length) {
-        const relative = files[next++];
-        const read = await readDataFile(path.join(this.#options.dataDir, relative), MAX_DATA_FILE_BYTES);
-        if (read.kind !== 'ok') continue;
-        const result = await this.#data
-          .if(relative, 'Create', '==', 0)
-          .then(this.#data.put(relative).value(read.bytes))
-          .commit();
-        if (result.succeeded) imported++;
-      }
-    };
-    await Promise.all(Array.from({ length: IMPORT_CONCURRENCY }, worker));
+    await mapBounded(files, IMPORT_CONCURRENCY, async (relative) => {
+      const read = await readDataFile(path.join(this.#options.dataDir, relative), MAX_DATA_FILE_BYTES);
+      if (read.kind !== 'ok') return;
+      const result = await this.#data
+        .if(relative, 'Create', '==', 0)
+        .then(this.#data.put(relative).value(read.bytes))
+        .commit();
+      if (result.succeeded) imported++;
+    });
     this.#log.info(
       { files: imported, node: this.#options.nodeName },
       'cluster: imported this data dir into an empty cluster',

@@ -56,6 +56,9 @@ function ignored(dataDir: string, file: string): boolean {
   );
 }
 
+/** How long a new data dir may take to be reported by the watcher before it is added explicitly. */
+const ATTACH_WAIT_MS = 500;
+
 class Store implements YamlStore {
   readonly dataDir: string;
   private readonly ctx: StoreContext;
@@ -241,17 +244,45 @@ class Store implements YamlStore {
    * created and removed right after startup is never missed.
    */
   private async ensureWatchedDir(dir: string): Promise<void> {
-    const created = await mkdir(dir, { recursive: true });
-    if (!created || !this.watcher) return;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.dirWaiters.delete(dir);
-        resolve();
-      };
-      const timer = setTimeout(done, 5000); // the watcher reports a new dir within ms; a loaded machine may take seconds
-      this.dirWaiters.set(dir, done);
-    });
+    if (!this.watcher) {
+      await mkdir(dir, { recursive: true });
+      return;
+    }
+    // the waiter is in place before mkdir: chokidar may report the new dir before mkdir's own
+    // callback runs
+    let reported!: () => void;
+    const attached = new Promise<void>((resolve) => (reported = resolve));
+    this.dirWaiters.set(dir, reported);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      if (!(await mkdir(dir, { recursive: true }))) return;
+      const seen = await Promise.race([
+        attached.then(() => true),
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ATTACH_WAIT_MS))),
+      ]);
+      // chokidar never watches a dir made right after its parent appeared (it lists the parent
+      // before the child exists and attaches to the parent after): `mtls/clients` on a first start
+      // went unwatched, so hand edits there were never seen. Added explicitly it is watched, and
+      // what was written before it attached is found by a second look at the dir.
+      if (!seen && this.watcher) {
+        this.options.logger.info({ dir }, 'the watcher missed a new data dir; added it explicitly');
+        this.watcher.add(dir);
+        const recheck = setTimeout(() => {
+          this.recheckTimers.delete(recheck);
+          const collection = this.collections.find((c) => c.dir === dir);
+          if (!this.closed && collection)
+            this.track(
+              collection
+                .resync()
+                .catch((err) => this.options.logger.error({ err, dir }, 'failed to rescan a data directory')),
+            );
+        }, RECHECK_AFTER_WRITE_MS);
+        this.recheckTimers.add(recheck);
+      }
+    } finally {
+      clearTimeout(timer);
+      this.dirWaiters.delete(dir);
+    }
   }
 
   private resolveInside(relativePath: string): string {
@@ -324,6 +355,18 @@ class Store implements YamlStore {
       if (!this.closed) {
         this.watcher?.add(dir); // unset while reload() runs; the new watcher covers the dir
         await collection.catchUp(since - 1000); // mtime granularity and clock skew margin
+        // chokidar attaches to the files one by one after add() and says nothing when done: an
+        // edit made before it reached that file is only seen by a second look, as in touched()
+        const timer = setTimeout(() => {
+          this.recheckTimers.delete(timer);
+          if (!this.closed && !this.quietDirs.has(dir))
+            this.track(
+              collection
+                .catchUp(since - 1000)
+                .catch((err) => this.options.logger.error({ err, dir }, 'failed to rescan a data directory')),
+            );
+        }, RECHECK_AFTER_WRITE_MS);
+        this.recheckTimers.add(timer);
       }
     }
   }

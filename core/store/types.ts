@@ -96,10 +96,13 @@ export interface Collection<T> {
     mutate: (current: StoredObject<T> | undefined) => T | undefined,
     options?: WriteOptions,
   ): Promise<StoredObject<T> | undefined>;
-  /** update() for several distinct ids under one lock, written concurrently (bulk sync writes). */
+  /**
+   * update() for several distinct ids under one lock, written concurrently (bulk sync writes).
+   * Once `signal` aborts (shutdown) no further item is written: those resolve with what is held.
+   */
   updateMany(
     items: { id: string; mutate: (current: StoredObject<T> | undefined) => T | undefined }[],
-    options?: Pick<WriteOptions, 'source'>,
+    options?: Pick<WriteOptions, 'source'> & { signal?: AbortSignal },
   ): Promise<(StoredObject<T> | undefined)[]>;
   /** Deletes the object; false when it did not exist. */
   delete(id: string, options?: WriteOptions): Promise<boolean>;

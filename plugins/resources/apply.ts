@@ -10,7 +10,16 @@ import { type ResourceRecord, type UpstreamRouter } from '../../model/upstream-r
 import { discoveredOf, sameDiscovered } from './record.ts';
 import type { ResourceRepository } from './repository.ts';
 
-export type ApplyOptions = Omit<ReconcileOptions, 'emptyStreak'> & { emptyStreak: number };
+export type ApplyOptions = Omit<ReconcileOptions, 'emptyStreak'> & {
+  emptyStreak: number;
+  /**
+   * Called once an applied sync's records are in memory, before their files are written: what
+   * depends on them (the provider config) need not wait for thousands of fsyncs.
+   */
+  onStaged?: () => Promise<void>;
+  /** Aborted at shutdown: files not written yet are left for the next sync. */
+  signal?: AbortSignal;
+};
 
 export interface ApplyResult {
   /** false when an unconfirmed empty answer was held back (nothing changed) */
@@ -88,6 +97,8 @@ export async function applyRouters(
     else if (old.status === 'disabled' && record.status === 'active') outcome.reactivated.push(record.id);
     else if (!sameDiscovered(discoveredOf(old), discoveredOf(record))) outcome.updated.push(record.id);
   }
-  outcome.written = (await repository.writeDiscovered(writes)).filter(Boolean).length;
+  outcome.written = (
+    await repository.writeDiscovered(writes, { onStaged: options.onStaged, signal: options.signal })
+  ).filter(Boolean).length;
   return outcome;
 }

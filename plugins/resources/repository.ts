@@ -130,16 +130,22 @@ export class ResourceRepository {
    * meanwhile is not brought back unless `isNew`. All files go in one batch (one lock, concurrent
    * writes). Returns, per entry, whether its file was written.
    */
-  async writeDiscovered(entries: { record: ResourceRecord; isNew: boolean }[]): Promise<boolean[]> {
+  async writeDiscovered(
+    entries: { record: ResourceRecord; isNew: boolean }[],
+    options: { onStaged?: () => Promise<void>; signal?: AbortSignal } = {},
+  ): Promise<boolean[]> {
     const todo = entries.filter(({ record, isNew }) => isNew || this.collection.has(record.id));
-    if (todo.length === 0) return entries.map(() => false);
     for (const { record } of todo) {
       const part = discoveredOf(record);
       const known = this.discovered.get(record.id);
       // an unchanged part keeps its object, and with it the resource's record (see `built`)
       if (!known || !sameDiscovered(known, part)) this.discovered.set(record.id, part);
     }
-    this.changed();
+    if (todo.length > 0) this.changed();
+    // records() holds the new discovered parts from here on: the caller may publish what depends
+    // on them (the upstream snapshot, hence the provider config) while the files are written
+    await options.onStaged?.();
+    if (todo.length === 0) return entries.map(() => false);
     const written = new Set<string>();
     await this.collection.updateMany(
       todo.map(({ record, isNew }) => ({
@@ -156,7 +162,8 @@ export class ResourceRepository {
           return toFile(compose(record.id, part, overridesFromFile(fresh.data)));
         },
       })),
-      { source: 'discovery' },
+      // at shutdown the remaining files keep their last discovered fields; the next sync writes them
+      { source: 'discovery', signal: options.signal },
     );
     for (const { record } of todo) if (!this.collection.has(record.id)) this.discovered.delete(record.id);
     return entries.map(({ record }) => written.has(record.id));

@@ -163,6 +163,9 @@ export class DiscoverySync {
       const routers = fetched.routerCount;
       return { ok: true, error: null, changed: published, duration_ms: elapsed(), routers, written: 0 };
     }
+    // the snapshot is published as soon as the new records are in memory: the provider config
+    // follows at once while the resource files are written (a first sync writes every one)
+    let published = false;
     const applied = await applyRouters(this.deps.repository, fetched.routers, {
       source: active.source.type,
       exclude: this.deps.discovery.exclude,
@@ -171,10 +174,13 @@ export class DiscoverySync {
       lastWasNonEmpty: this.lastWasNonEmpty,
       now: at,
       isOwnRouter: this.ownRouterMatcher(active.source.type),
+      onStaged: async () => {
+        published = await this.publish(active, fetched, at);
+      },
+      signal,
     });
     this.emptyStreak = applied.emptyStreak;
     this.failures.succeeded(active.name);
-    const published = applied.applied ? await this.publish(active, fetched, at) : false;
     if (applied.applied) this.lastWasNonEmpty = applied.emptyStreak === 0;
     this.deps.upstream.recordSync(active.name, {
       at,

@@ -246,3 +246,23 @@ test('a bulk write of 200 objects is fast and a hand edit made meanwhile is not 
   await waitFor(() => items.get('bulk-7')?.data.value === 700, 3000);
   t.true(sources.includes('by-hand:file'));
 });
+
+test('a collection dir made right after its parent dir appeared is watched: hand edits there are seen', async (t) => {
+  const dir = await tempDir(t);
+  const store = await openTestStore(t, dir);
+  // like mtls/config.yaml and then the mtls/clients collection on a first start: chokidar lists
+  // `group/` before `group/items` exists and never attached to the child on its own
+  await store.document<{ name: string }>({
+    path: 'group/config.yaml',
+    schema: ItemSchema,
+    initial: () => ({ name: 'x', value: 0 }),
+  });
+  const items = await store.collection<Item>({ name: 'group/items', schema: ItemSchema });
+  await writeFile(path.join(dir, 'group', 'items', 'by-hand.yaml'), 'name: By hand\nvalue: 7\n');
+  await waitFor(() => items.get('by-hand')?.data.value === 7, 5000);
+  // and the watcher itself reports later edits there
+  await writeFile(path.join(dir, 'group', 'items', 'by-hand.yaml'), 'name: By hand\nvalue: 8\n');
+  await writeFile(path.join(dir, 'group', 'items', 'second.yaml'), 'name: Second\nvalue: 9\n');
+  await waitFor(() => items.get('by-hand')?.data.value === 8 && items.get('second')?.data.value === 9, 5000);
+  t.is(items.list().length, 2);
+});
