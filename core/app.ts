@@ -117,8 +117,16 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     dataDir: config.storage.data_dir,
     logger: app.log.child({ component: 'store' }),
     replica: app.cluster.replica,
+    // attached once the app is ready (below): the first provider config does not wait for
+    // chokidar's walk of every data file; what changes meanwhile is caught up then
+    watch: 'later',
   });
   app.decorate('store', store);
+  app.addHook('onReady', async () => {
+    void store
+      .startWatching()
+      .catch((err) => app.log.error({ err }, 'the data dir watcher did not start; hand edits need a restart'));
+  });
   const detach = app.cluster.attachStore(store);
   app.addHook('onClose', async () => {
     detach();

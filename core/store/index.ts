@@ -26,8 +26,13 @@ export { StoreError, isStoreError, type StoreErrorKind } from './errors.ts';
 export interface StoreOptions {
   dataDir: string;
   logger: StoreLogger;
-  /** Watch for hand edits (default true). */
-  watch?: boolean;
+  /**
+   * Watch for hand edits (default true). `later`: not until startWatching(), which then catches up
+   * on what changed meanwhile. The server starts watching once the app is ready: chokidar's first
+   * walk (an lstat and an fs.watch per file) is about half a second per 2,000 files, and the first
+   * full provider config need not wait for it (issue 11).
+   */
+  watch?: boolean | 'later';
   /** Debounce per file (API.md §3.3: 300 ms). */
   debounceMs?: number;
   now?: () => string;
@@ -64,6 +69,7 @@ class Store implements YamlStore {
   private readonly ctx: StoreContext;
   private readonly collections: FileCollection<unknown>[] = [];
   private readonly documents: FileDocument<unknown>[] = [];
+  private openedAt = Date.now();
   private readonly anyListeners = new Set<AnyListener>();
   /** Open debounce windows per file: events inside one are coalesced into one trailing read. */
   private readonly windows = new Map<string, { timer: NodeJS.Timeout; dirty: boolean; attempt: Attempt }>();
@@ -101,10 +107,28 @@ class Store implements YamlStore {
   }
 
   async open(): Promise<void> {
+    this.openedAt = Date.now();
     await mkdir(this.dataDir, { recursive: true });
     const removed = await removeStaleTempFiles(this.dataDir, Date.now() - STALE_TEMP_MS);
     if (removed > 0) this.options.logger.info({ removed }, 'removed temp files left by interrupted writes');
-    if (this.options.watch === false) return;
+    if (this.options.watch === false || this.options.watch === 'later') return;
+    await this.startWatcher();
+  }
+
+  /**
+   * `watch: 'later'`: attaches the watcher now, then takes in what changed on disk since the store
+   * was opened (files by mtime, every document). Until then the data dir is read but not watched.
+   */
+  async startWatching(): Promise<void> {
+    if (this.options.watch !== 'later' || this.watcher || this.closed) return;
+    const since = this.openedAt - 1000; // mtime granularity and clock skew margin
+    await this.startWatcher();
+    if (this.closed) return;
+    for (const collection of this.collections) await collection.catchUp(since);
+    for (const document of this.documents) await document.ingest('file', 'final');
+  }
+
+  private async startWatcher(): Promise<void> {
     this.watcher = watch(this.dataDir, {
       ignoreInitial: true,
       ignored: (file) => ignored(this.dataDir, file),
@@ -124,7 +148,9 @@ class Store implements YamlStore {
     };
     this.watcher.on('addDir', onDir).on('unlinkDir', onDir);
     this.watcher.on('error', (err) => this.options.logger.error({ err }, 'data dir watcher error'));
-    await new Promise<void>((resolve) => this.watcher!.once('ready', () => resolve()));
+    const watcher = this.watcher;
+    await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+    if (this.closed) await watcher.close();
   }
 
   async collection<T>(options: CollectionOptions<T>): Promise<Collection<T>> {
@@ -213,7 +239,7 @@ class Store implements YamlStore {
       if (!this.closed) {
         // a collection dir the new tree lacks is created first, so the new watcher attaches to it
         for (const collection of this.collections) await mkdir(collection.dir, { recursive: true });
-        if (watching) await this.open();
+        if (watching) await this.startWatcher();
         for (const collection of this.collections) {
           await collection.resync('restore');
           // invalid files of the old tree: a missing one leaves the list, a present one is judged again

@@ -160,6 +160,8 @@ export interface StoreReplica {
 
 export interface YamlStore {
   readonly dataDir: string;
+  /** Starts the watcher of a store opened with `watch: 'later'` and catches up; otherwise nothing. */
+  startWatching(): Promise<void>;
   collection<T>(options: CollectionOptions<T>): Promise<Collection<T>>;
   document<T>(options: DocumentOptions<T>): Promise<StoreDocument<T>>;
   /** Every invalid file across collections and documents. */

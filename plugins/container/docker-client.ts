@@ -3,7 +3,8 @@
  * bounded by a deadline so a hung or absent daemon turns into a quick 502 instead of a stuck request.
  */
 import { stat } from 'node:fs/promises';
-import Docker from 'dockerode';
+import { createRequire } from 'node:module';
+import type Docker from 'dockerode';
 import type { AppConfig } from '../../core/config/schema.ts';
 import { AppError } from '../../core/errors/app-error.ts';
 import { containerErrors } from './errors.ts';
@@ -60,15 +61,28 @@ export async function dockerConfigured(config: AppConfig['docker']): Promise<boo
 }
 
 /** Runs one Docker call with a deadline; transport failures become 502 naming Docker and its address. */
+/**
+ * dockerode is loaded on the first Docker call, not at startup: with docker-modem, ssh2 and gRPC it
+ * is about a tenth of a second of every start (issue 11), and many deployments use Docker rarely.
+ * It is CommonJS, so a synchronous require keeps `engine` a plain property for the callers.
+ */
+const loadDockerode = (): typeof Docker => createRequire(import.meta.url)('dockerode') as typeof Docker;
+
 export class DockerClient {
-  readonly engine: Docker;
+  #engine: Docker | null = null;
   private readonly closing = new AbortController();
 
   constructor(
     private readonly endpoint: string,
-    options: Docker.DockerOptions,
-  ) {
-    this.engine = new Docker(options);
+    private readonly options: Docker.DockerOptions,
+  ) {}
+
+  get engine(): Docker {
+    if (!this.#engine) {
+      const DockerClass = loadDockerode();
+      this.#engine = new DockerClass(this.options);
+    }
+    return this.#engine;
   }
 
   /**

@@ -266,3 +266,19 @@ test('a collection dir made right after its parent dir appeared is watched: hand
   await waitFor(() => items.get('by-hand')?.data.value === 8 && items.get('second')?.data.value === 9, 5000);
   t.is(items.list().length, 2);
 });
+
+test('watch "later": edits made before the watcher is attached are taken in when it is, later ones by the watcher', async (t) => {
+  const dir = await tempDir(t);
+  const store = await openTestStore(t, dir, { watch: 'later' });
+  const items = await store.collection<Item>({ name: 'items', schema: ItemSchema });
+  await items.create('kept', { name: 'Kept', value: 1 });
+  await writeFile(path.join(dir, 'items', 'kept.yaml'), 'name: Kept\nvalue: 2\n');
+  await writeFile(path.join(dir, 'items', 'early.yaml'), 'name: Early\nvalue: 3\n');
+  t.is(items.get('kept')?.data.value, 1, 'not watched yet');
+  t.is(items.get('early'), undefined);
+  await store.startWatching();
+  t.is(items.get('kept')?.data.value, 2);
+  t.is(items.get('early')?.data.value, 3);
+  await writeFile(path.join(dir, 'items', 'late.yaml'), 'name: Late\nvalue: 4\n');
+  await waitFor(() => items.get('late')?.data.value === 4, 5000);
+});

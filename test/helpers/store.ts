@@ -24,7 +24,7 @@ export function memoryLogger(): StoreLogger & { lines: { level: string; msg: str
 export async function openTestStore(
   t: ExecutionContext,
   dataDir: string,
-  options: { watch?: boolean } = {},
+  options: { watch?: boolean | 'later' } = {},
 ): Promise<YamlStore> {
   const store = await openStore({ dataDir, logger: memoryLogger(), watch: options.watch });
   t.teardown(() => store.close());
