@@ -36,6 +36,13 @@ const child = spawn(
 );
 const url = `http://127.0.0.1:${port}/api/v1/proxy-config`;
 await waitFor(async () => ((await fetch(url)).status === 200 ? true : undefined), 120000, 'up');
+// the first sync writes the resource files after the config is served: profile once it is done
+const status = `http://127.0.0.1:${port}/api/proxy-config/status`;
+await waitFor(
+  async () => ((await (await fetch(status)).json()).upstream?.last_ok_at ? true : undefined),
+  120000,
+  'the first sync',
+);
 console.log(await wrk(url, child.pid!, { duration: 8, headers: ['Accept-Encoding: gzip'] }));
 child.kill('SIGINT');
 await new Promise((r) => child.on('exit', r));
