@@ -45,7 +45,11 @@ test('warming compiles what is left and logs a schema that does not compile', as
 
 test('the app validates bodies and queries on the first request of a route, with the usual 422', async (t) => {
   const app = await build(t);
-  const bad = await app.inject({ method: 'POST', url: '/api/middlewares', payload: { name: 5, type: 'headers', config: {} } });
+  const bad = await app.inject({
+    method: 'POST',
+    url: '/api/middlewares',
+    payload: { name: 5, type: 'headers', config: {} },
+  });
   t.is(bad.statusCode, 422);
   t.is(bad.json().id, 'validation_failed');
   t.regex(bad.json().message, /name/);
