@@ -33,8 +33,28 @@ interface EntryMap {
   validate: ValidateFunction;
 }
 
-/** Compiles the schema at `schemaPath` once and returns a checker for generated configs. */
+/**
+ * A checker for generated configs against the schema at `schemaPath`. The schema is read and
+ * compiled on the first check, which runs after the first generation is served: compiling it
+ * while the app was built took about a quarter of a second of every start (issue 11). A schema
+ * that cannot be read or compiled gives one warning saying so, on every check.
+ */
 export function createSchemaChecker(schemaPath: string, options: SchemaCheckerOptions = {}): SchemaChecker {
+  let check: SchemaChecker | null = null;
+  return (config) => {
+    if (!check) {
+      try {
+        check = compileSchemaChecker(schemaPath, options);
+      } catch (err) {
+        const message = `the Traefik JSON schema ${schemaPath} could not be compiled: ${(err as Error).message}`;
+        check = () => [{ path: '', message }];
+      }
+    }
+    return check(config);
+  };
+}
+
+function compileSchemaChecker(schemaPath: string, options: SchemaCheckerOptions): SchemaChecker {
   // read, not import: the schema lives outside the project and its path is configuration
   const schema = JSON.parse(readFileSync(schemaPath, 'utf8')) as JsonSchema;
   const ajv = new Ajv({ allErrors: true });
