@@ -11,6 +11,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { createStack } from './stack.ts';
+import { fullConfig } from './rows/startup.ts';
 import { freePort } from './lib/server.ts';
 import { SERVER_CORE, waitFor } from './lib/measure.ts';
 
@@ -18,16 +19,6 @@ const n = Number(process.argv[2] ?? 1000);
 const outDir = process.argv[3] ?? '/tmp/sm-startup-prof';
 const entry = process.argv[4] === 'dist' ? 'dist' : 'tsx';
 const stack = await createStack(n);
-
-async function fullConfig(url: string): Promise<true | undefined> {
-  const res = await fetch(url);
-  if (res.status !== 200) return undefined;
-  const config = (await res.json()) as { http?: { routers?: Record<string, { middlewares?: string[] }> } };
-  let assigned = 0;
-  for (const router of Object.values(config.http?.routers ?? {}))
-    if (router.middlewares?.some((m) => m.startsWith('rl-'))) assigned++;
-  return assigned >= n ? true : undefined;
-}
 
 for (const run of ['cold', 'warm']) {
   const port = await freePort();
@@ -70,7 +61,7 @@ for (const run of ['cold', 'warm']) {
       process.stdout.write(`${((performance.now() - t0) / 1000).toFixed(2)} s ${line.slice(0, 300)}\n`);
   });
   const url = `http://127.0.0.1:${port}/api/v1/proxy-config`;
-  await waitFor(() => fullConfig(url), 600_000, 'the full config');
+  await waitFor(() => fullConfig(url, n), 600_000, 'the full config');
   process.stdout.write(`${run}: full config after ${((performance.now() - t0) / 1000).toFixed(2)} s\n`);
   child.kill('SIGINT');
   await new Promise((r) => child.on('exit', r));

@@ -10,9 +10,9 @@ import { processTree, rssMiB, waitFor } from '../lib/measure.ts';
 import { buildServer, startServer, type RunningServer } from '../lib/server.ts';
 import type { Row } from './types.ts';
 
-/** Routers carrying their resource's middleware (`rl-<i>`), counted in the served config. */
-async function fullConfig(server: RunningServer, n: number): Promise<true | undefined> {
-  const res = await fetch(`${server.base}/api/v1/proxy-config`);
+/** True once the provider config at `url` has all `n` routers carrying their resource's middleware (`rl-<i>`). */
+export async function fullConfig(url: string, n: number): Promise<true | undefined> {
+  const res = await fetch(url);
   if (res.status !== 200) return undefined;
   const config = (await res.json()) as { http?: { routers?: Record<string, { middlewares?: string[] }> } };
   let assigned = 0;
@@ -22,7 +22,7 @@ async function fullConfig(server: RunningServer, n: number): Promise<true | unde
 }
 
 async function timeToFull(server: RunningServer, n: number): Promise<{ seconds: number; rss: number; tree: number }> {
-  await waitFor(() => fullConfig(server, n), 600_000, `a full config of ${n} resources`);
+  await waitFor(() => fullConfig(`${server.base}/api/v1/proxy-config`, n), 600_000, `a full config of ${n} resources`);
   const seconds = (performance.now() - server.startedAt) / 1000;
   const rss = rssMiB(server.pid);
   return { seconds, rss, tree: processTree(server.pid).reduce((a, p) => a + rssMiB(p), 0) };

@@ -48,7 +48,7 @@ export async function watchPluginsDir(options: PluginsWatchOptions): Promise<Plu
     for (const added of newDirs) {
       const files = await readdir(added, { recursive: true, withFileTypes: true }).catch(() => []);
       for (const entry of files) {
-        const file = path.join(entry.parentPath ?? entry.path, entry.name);
+        const file = path.join(entry.parentPath, entry.name);
         if (entry.isFile() && !skipped(file)) changed.add(file);
       }
       watcher.add(added);

@@ -139,12 +139,7 @@ class Store implements YamlStore {
     const onDir = (dir: string) => {
       this.dirWaiters.get(path.resolve(dir))?.();
       const collection = this.collections.find((c) => c.dir === path.resolve(dir));
-      if (collection)
-        this.track(
-          collection
-            .resync()
-            .catch((err) => this.options.logger.error({ err, dir }, 'failed to rescan a data directory')),
-        );
+      if (collection) this.rescan(collection, () => collection.resync());
     };
     this.watcher.on('addDir', onDir).on('unlinkDir', onDir);
     this.watcher.on('error', (err) => this.options.logger.error({ err }, 'data dir watcher error'));
@@ -293,17 +288,10 @@ class Store implements YamlStore {
       if (!seen && this.watcher) {
         this.options.logger.info({ dir }, 'the watcher missed a new data dir; added it explicitly');
         this.watcher.add(dir);
-        const recheck = setTimeout(() => {
-          this.recheckTimers.delete(recheck);
+        this.recheckLater(() => {
           const collection = this.collections.find((c) => c.dir === dir);
-          if (!this.closed && collection)
-            this.track(
-              collection
-                .resync()
-                .catch((err) => this.options.logger.error({ err, dir }, 'failed to rescan a data directory')),
-            );
-        }, RECHECK_AFTER_WRITE_MS);
-        this.recheckTimers.add(recheck);
+          if (collection) this.rescan(collection, () => collection.resync());
+        });
       }
     } finally {
       clearTimeout(timer);
@@ -383,16 +371,9 @@ class Store implements YamlStore {
         await collection.catchUp(since - 1000); // mtime granularity and clock skew margin
         // chokidar attaches to the files one by one after add() and says nothing when done: an
         // edit made before it reached that file is only seen by a second look, as in touched()
-        const timer = setTimeout(() => {
-          this.recheckTimers.delete(timer);
-          if (!this.closed && !this.quietDirs.has(dir))
-            this.track(
-              collection
-                .catchUp(since - 1000)
-                .catch((err) => this.options.logger.error({ err, dir }, 'failed to rescan a data directory')),
-            );
-        }, RECHECK_AFTER_WRITE_MS);
-        this.recheckTimers.add(timer);
+        this.recheckLater(() => {
+          if (!this.quietDirs.has(dir)) this.rescan(collection, () => collection.catchUp(since - 1000));
+        });
       }
     }
   }
@@ -405,11 +386,25 @@ class Store implements YamlStore {
   private touched(file: string): void {
     if (this.closed || this.quietDirs.has(path.dirname(file))) return;
     this.schedule(file, 'normal');
+    this.recheckLater(() => this.schedule(file, 'normal'));
+  }
+
+  /** Runs `look` once chokidar has surely (re-)attached, unless the store closed; dropped by reload and close. */
+  private recheckLater(look: () => void): void {
     const timer = setTimeout(() => {
       this.recheckTimers.delete(timer);
-      this.schedule(file, 'normal');
+      if (!this.closed) look();
     }, RECHECK_AFTER_WRITE_MS);
     this.recheckTimers.add(timer);
+  }
+
+  /** Re-reads a collection's dir in the background (settle() and close() wait for it); failures are logged. */
+  private rescan(collection: FileCollection<unknown>, read: () => Promise<void>): void {
+    this.track(
+      read().catch((err) =>
+        this.options.logger.error({ err, dir: collection.dir }, 'failed to rescan a data directory'),
+      ),
+    );
   }
 
   /** Keeps a promise in the in-flight set until it settles (settle() and close() wait for them). */
