@@ -102,8 +102,10 @@ export function startServer(
   child.stderr!.on('data', (chunk: Buffer) => {
     stderr += chunk.toString('utf8');
   });
+  // 'close', not 'exit': 'exit' may come before the last stdout chunk is read, and tests check the
+  // last log line once the process is gone (CI saw "ready" as the last line, "stopped" still unread)
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
+    child.once('close', (code, signal) => resolve({ code, signal })),
   );
   const line = (msg: string, timeoutMs = 120_000) =>
     waitFor(
