@@ -29,6 +29,19 @@ interface Instance {
   drained: (() => void) | null;
 }
 
+/** Timeouts of the shared server, as Fastify would set them on a server of its own. */
+export interface ServerTimeouts {
+  /** ms to receive a whole request (headers and body); 0: none */
+  requestTimeout?: number;
+  /** ms an idle keep-alive connection stays open */
+  keepAliveTimeout?: number;
+  /** how often Node checks requestTimeout (its default: 30 s) */
+  checkIntervalMs?: number;
+}
+
+/** Fastify's default keepAliveTimeout. */
+export const KEEP_ALIVE_MS = 72_000;
+
 /** How long an outgoing instance may keep serving its in-flight requests. */
 export const DRAIN_MS = 10_000;
 
@@ -47,8 +60,19 @@ export class AppHost {
     private readonly build: InstanceBuilder,
     private readonly logger: FastifyBaseLogger,
     private readonly starting?: Handler,
+    timeouts: ServerTimeouts = {},
   ) {
-    this.server = http.createServer((req, res) => this.dispatch(req, res));
+    // Fastify applies its timeouts only to servers it creates, not to a serverFactory's: the shared
+    // server takes them here (server.request_timeout_ms; Fastify's 72 s keep-alive, which outlives
+    // Traefik's 5 s polls and Go's 90 s idle connections, where Node's own 5 s races them)
+    this.server = http.createServer(
+      {
+        requestTimeout: timeouts.requestTimeout ?? 0,
+        keepAliveTimeout: timeouts.keepAliveTimeout ?? KEEP_ALIVE_MS,
+        ...(timeouts.checkIntervalMs ? { connectionsCheckingInterval: timeouts.checkIntervalMs } : {}),
+      },
+      (req, res) => this.dispatch(req, res),
+    );
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
       this.dispatchUpgrade(req, socket, head),
     );

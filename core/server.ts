@@ -87,6 +87,7 @@ export async function runServer(groupsOrLoader: BuiltinGroup[] | (() => Promise<
     },
     logger,
     earlyHandler(snapshot, config.provider.token),
+    { requestTimeout: config.server.request_timeout_ms },
   );
   await new Promise<void>((resolve, reject) => {
     host.server.once('error', reject);

@@ -8,7 +8,18 @@ export function wantsYaml(accept: string | undefined): boolean {
 /** True when Accept-Encoding allows gzip (explicitly, or via `*`) with a non-zero q. */
 export function acceptsGzip(header: string | string[] | undefined): boolean {
   if (!header) return false;
+  // Traefik's polls all send the same value: answered without splitting (issue 11, per-request cost)
+  if (header === lastEncoding) return lastAcceptsGzip;
   const value = Array.isArray(header) ? header.join(',') : header;
+  const accepted = parseAcceptsGzip(value);
+  if (typeof header === 'string') [lastEncoding, lastAcceptsGzip] = [header, accepted];
+  return accepted;
+}
+
+let lastEncoding: string | undefined;
+let lastAcceptsGzip = false;
+
+function parseAcceptsGzip(value: string): boolean {
   let star: boolean | undefined;
   for (const part of value.split(',')) {
     const [coding, ...params] = part.trim().toLowerCase().split(';');

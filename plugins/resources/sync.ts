@@ -153,13 +153,7 @@ export class DiscoverySync {
     if (!write) {
       this.failures.succeeded(active.name);
       const published = await this.publish(active, fetched, at);
-      this.deps.upstream.recordSync(active.name, {
-        at,
-        ok: true,
-        error: null,
-        routers: fetched.routerCount,
-        empty_streak: this.emptyStreak,
-      });
+      this.recordOk(active.name, at, fetched.routerCount);
       const routers = fetched.routerCount;
       return { ok: true, error: null, changed: published, duration_ms: elapsed(), routers, written: 0 };
     }
@@ -182,13 +176,7 @@ export class DiscoverySync {
     this.emptyStreak = applied.emptyStreak;
     this.failures.succeeded(active.name);
     if (applied.applied) this.lastWasNonEmpty = applied.emptyStreak === 0;
-    this.deps.upstream.recordSync(active.name, {
-      at,
-      ok: true,
-      error: null,
-      routers: fetched.routerCount,
-      empty_streak: this.emptyStreak,
-    });
+    this.recordOk(active.name, at, fetched.routerCount);
     this.logResult(active, fetched, applied, published, elapsed());
     return {
       ok: true,
@@ -280,6 +268,11 @@ export class DiscoverySync {
       fetched.services,
     );
     return true;
+  }
+
+  /** A successful fetch, for the status's `upstream` (the failure form is recorded where it happens). */
+  private recordOk(source: string, at: string, routers: number): void {
+    this.deps.upstream.recordSync(source, { at, ok: true, error: null, routers, empty_streak: this.emptyStreak });
   }
 
   private logResult(

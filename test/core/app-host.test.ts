@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import websocket from '@fastify/websocket';
 import { cp, mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
+import { connect as connectTcp, type AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { AppHost } from '../../core/app-host.ts';
 import { buildApp } from '../../core/app.ts';
@@ -175,4 +175,40 @@ test("WebSocket upgrades reach the current instance only; a reload closes the ol
   t.is(after.first, 'generation 2', 'only the new instance answers the upgrade');
   await host.close();
   t.is(await after.closed, 1001);
+});
+
+/** Sends `text` on a raw connection and resolves with everything received until the server closes it. */
+function rawExchange(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connectTcp(port, '127.0.0.1', () => socket.write(text));
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk.toString('latin1')));
+    socket.on('close', () => resolve(received));
+    socket.on('error', reject);
+  });
+}
+
+test('the shared server applies the request timeout and keeps idle connections 72 s, as Fastify does on its own servers', async (t) => {
+  const dir = await tempDir(t);
+  const config = testConfig(path.join(dir, 'data'), { auth: { mode: 'off' }, templates: { seed: false } });
+  const silent = (await import('pino')).default({ level: 'silent' });
+  const host = new AppHost(
+    (generation, serverFactory) =>
+      buildApp({ config, groups: builtinGroups, generation, serverFactory, logger: false }),
+    silent,
+    undefined,
+    { requestTimeout: 300, checkIntervalMs: 50 },
+  );
+  t.teardown(() => host.close());
+  await host.start();
+  await new Promise<void>((resolve) => host.server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (host.server.address() as AddressInfo).port;
+  // a client that never finishes its headers is answered 408 and disconnected
+  const slow = await rawExchange(port, 'GET /api/health HTTP/1.1\r\nHost: x\r\n');
+  t.regex(slow, /^HTTP\/1\.1 408 /);
+  // a complete request is served, and the connection is offered for 72 s
+  const response = await fetch(`http://127.0.0.1:${port}/api/health`);
+  await response.arrayBuffer();
+  t.is(response.status, 200);
+  t.is(response.headers.get('keep-alive'), 'timeout=72');
 });

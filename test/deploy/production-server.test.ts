@@ -66,6 +66,10 @@ test.serial('the compiled server serves, and SIGTERM ends it with exit 0 after a
   t.is(await health(server), 200);
   const { port } = await server.line('Stack Manager listening');
   t.is(await healthcheck(port as number), 0, 'the image HEALTHCHECK passes');
+  // Fastify's timeouts are applied to the shared server too (core/app-host.ts)
+  const response = await fetch(`http://127.0.0.1:${port}/api/health`);
+  await response.arrayBuffer();
+  t.is(response.headers.get('keep-alive'), 'timeout=72');
   server.child.kill('SIGTERM');
   const { code, signal } = await server.exit;
   t.is(code, 0, server.stderr());
