@@ -34,6 +34,9 @@ export interface BuildOptions {
   serverFactory?: FastifyServerOptions['serverFactory'];
 }
 
+/** How long after ready the data dir watcher starts (hand edits meanwhile are caught up then). */
+export const WATCH_START_DELAY_MS = 1000;
+
 const REDACT = [
   'req.headers.authorization',
   'req.headers["x-api-key"]',
@@ -122,10 +125,19 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     watch: 'later',
   });
   app.decorate('store', store);
+  // a second after ready: chokidar's walk of every data file (0.1–0.2 s at 2,000 files) then does
+  // not compete with the first discovery sync for the first full provider config (issue 11)
+  let watchTimer: NodeJS.Timeout | undefined;
   app.addHook('onReady', async () => {
-    void store
-      .startWatching()
-      .catch((err) => app.log.error({ err }, 'the data dir watcher did not start; hand edits need a restart'));
+    watchTimer = setTimeout(() => {
+      void store
+        .startWatching()
+        .catch((err) => app.log.error({ err }, 'the data dir watcher did not start; hand edits need a restart'));
+    }, WATCH_START_DELAY_MS);
+  });
+  app.addHook('preClose', (done) => {
+    clearTimeout(watchTimer);
+    done();
   });
   const detach = app.cluster.attachStore(store);
   app.addHook('onClose', async () => {

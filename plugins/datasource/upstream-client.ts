@@ -4,7 +4,7 @@
  * error names the system and never holds the password.
  */
 import { createHash } from 'node:crypto';
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
 import { APP_VERSION } from '../../core/version.ts';
 import { parseLossless } from '../../model/lossless-json.ts';
 import { exactPriority } from '../../model/upstream-routers.ts';
@@ -63,7 +63,8 @@ class UpstreamError extends Error {}
 interface Session {
   system: 'Pangolin' | 'Traefik';
   source: UpstreamSource;
-  agent: Agent;
+  /** only for skip_tls_verify; otherwise Node's own fetch dispatcher (keep-alive connections) */
+  agent: Agent | undefined;
   signal?: AbortSignal;
 }
 
@@ -182,6 +183,14 @@ function parseBody(session: Session, raw: Buffer, url: string, expected: 'object
   return body;
 }
 
+/**
+ * The undici package's Agent, loaded on first use: it is the only way to give Node's fetch
+ * `rejectUnauthorized: false`, and importing it costs ~90 ms of startup (issue 11) that a source
+ * verifying TLS, the default, never needs.
+ */
+let agentClass: Promise<typeof Agent> | null = null;
+const insecureAgent = () => (agentClass ??= import('undici').then((undici) => undici.Agent));
+
 /** Runs `work` with a dispatcher for this source, timing it and turning errors into failures. */
 async function run<T extends object>(
   system: Session['system'],
@@ -190,7 +199,9 @@ async function run<T extends object>(
   work: (session: Session) => Promise<T>,
 ): Promise<(T & { ok: true; latency_ms: number }) | FetchFailure> {
   const started = performance.now();
-  const agent = new Agent({ connect: { rejectUnauthorized: !source.skip_tls_verify } });
+  const agent = source.skip_tls_verify
+    ? new (await insecureAgent())({ connect: { rejectUnauthorized: false } })
+    : undefined;
   const elapsed = () => Math.round(performance.now() - started);
   try {
     const result = await work({ system, source, agent, signal: options.signal });
@@ -200,7 +211,7 @@ async function run<T extends object>(
     return { ok: false, error: redact(message, source), latency_ms: elapsed() };
   } finally {
     // destroy, not close: a hung upstream must not keep the call waiting
-    agent.destroy().catch(() => {});
+    agent?.destroy().catch(() => {});
   }
 }
 

@@ -58,7 +58,7 @@ export function staticConfigPath(app: FastifyInstance): string | null {
 
 async function middlewares(app: FastifyInstance, options: MiddlewaresOptions): Promise<void> {
   const service = new MiddlewareService({
-    schema: new TraefikSchema(options.traefikSchemaPath ?? DEFAULT_TRAEFIK_SCHEMA_PATH),
+    schema: TraefikSchema.shared(options.traefikSchemaPath ?? DEFAULT_TRAEFIK_SCHEMA_PATH),
     staticConfig: new StaticConfigReader(() => staticConfigPath(app)),
     upstream: app.upstream,
     allowUnknown: app.config.validation.allow_unknown_traefik_fields,

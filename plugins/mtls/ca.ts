@@ -3,7 +3,8 @@
  * and the metadata the API shows about it. The private key never leaves this group.
  */
 import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
-import forge from 'node-forge';
+import type Forge from 'node-forge';
+import { forge } from './forge.ts';
 import {
   DAY_MS,
   fingerprintSha256,
@@ -41,7 +42,7 @@ export interface CaMetadata {
 export interface LoadedCa {
   certPem: string;
   keyPem: string;
-  forgeCert: forge.pki.Certificate;
+  forgeCert: Forge.pki.Certificate;
   x509: X509Certificate;
   name: NameFields;
   metadata: CaMetadata;
@@ -93,7 +94,7 @@ export function loadCa(certPem: string, keyPem: string): LoadedCa {
     metadata: {
       subject: formatName(name),
       serial: forgeCert.serialNumber.toLowerCase(),
-      key_size: (forgeCert.publicKey as forge.pki.rsa.PublicKey).n.bitLength(),
+      key_size: (forgeCert.publicKey as Forge.pki.rsa.PublicKey).n.bitLength(),
       not_before: forgeCert.validity.notBefore.toISOString(),
       expiry: forgeCert.validity.notAfter.toISOString(),
       fingerprint_sha256: fingerprintSha256(pemToDer(certPem)),
@@ -106,14 +107,14 @@ export function loadCa(certPem: string, keyPem: string): LoadedCa {
  * place, the subject re-encodes to the same bytes as the CA's issuer name in client certificates
  * and in the CRL.
  */
-function decodeUtf8Values(attributes: forge.pki.CertificateField[]): void {
+function decodeUtf8Values(attributes: Forge.pki.CertificateField[]): void {
   for (const attr of attributes as Array<{ value: string; valueTagClass?: number }>) {
     if (attr.valueTagClass === forge.asn1.Type.UTF8) attr.value = forge.util.decodeUtf8(attr.value);
   }
 }
 
 /** CN, O and C of a certificate's subject. */
-function nameOf(cert: forge.pki.Certificate): NameFields {
+function nameOf(cert: Forge.pki.Certificate): NameFields {
   const field = (shortName: string): string | null =>
     (cert.subject.getField(shortName) as { value: string } | null)?.value ?? null;
   return { commonName: field('CN') ?? '', organization: field('O') ?? '', country: field('C') };

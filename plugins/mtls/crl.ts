@@ -4,7 +4,8 @@
  * CRLs, so the structure is assembled here and signed with Node's crypto.
  */
 import { sign } from 'node:crypto';
-import forge from 'node-forge';
+import type Forge from 'node-forge';
+import { forge } from './forge.ts';
 import type { LoadedCa } from './ca.ts';
 
 const { asn1 } = forge;
@@ -45,9 +46,9 @@ export function crlToDer(pem: string): Buffer {
   return Buffer.from(forge.pem.decode(pem)[0].body, 'binary');
 }
 
-function tbsCertList(ca: LoadedCa, request: CrlRequest): forge.asn1.Asn1 {
+function tbsCertList(ca: LoadedCa, request: CrlRequest): Forge.asn1.Asn1 {
   const issuer = forge.pki.distinguishedNameToAsn1(ca.forgeCert.subject);
-  const fields: forge.asn1.Asn1[] = [
+  const fields: Forge.asn1.Asn1[] = [
     integer('01'), // v2
     signatureAlgorithm(),
     issuer,
@@ -69,16 +70,16 @@ function tbsCertList(ca: LoadedCa, request: CrlRequest): forge.asn1.Asn1 {
   return sequence(fields);
 }
 
-const sequence = (items: forge.asn1.Asn1[]) => asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, items);
+const sequence = (items: Forge.asn1.Asn1[]) => asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, items);
 
-function signatureAlgorithm(): forge.asn1.Asn1 {
+function signatureAlgorithm(): Forge.asn1.Asn1 {
   return sequence([
     asn1.create(asn1.Class.UNIVERSAL, asn1.Type.OID, false, asn1.oidToDer(OID_SHA256_WITH_RSA).getBytes()),
     asn1.create(asn1.Class.UNIVERSAL, asn1.Type.NULL, false, ''),
   ]);
 }
 
-function extension(oid: string, value: forge.asn1.Asn1): forge.asn1.Asn1 {
+function extension(oid: string, value: Forge.asn1.Asn1): Forge.asn1.Asn1 {
   return sequence([
     asn1.create(asn1.Class.UNIVERSAL, asn1.Type.OID, false, asn1.oidToDer(oid).getBytes()),
     asn1.create(asn1.Class.UNIVERSAL, asn1.Type.OCTETSTRING, false, asn1.toDer(value).getBytes()),
@@ -86,7 +87,7 @@ function extension(oid: string, value: forge.asn1.Asn1): forge.asn1.Asn1 {
 }
 
 /** A non-negative INTEGER from hex digits, in minimal DER form. */
-function integer(hex: string): forge.asn1.Asn1 {
+function integer(hex: string): Forge.asn1.Asn1 {
   let digits = hex.toLowerCase().replace(/^0+/, '') || '0';
   if (digits.length % 2 === 1) digits = `0${digits}`;
   if (parseInt(digits.slice(0, 2), 16) >= 0x80) digits = `00${digits}`;
@@ -94,7 +95,7 @@ function integer(hex: string): forge.asn1.Asn1 {
 }
 
 /** RFC 5280 §5.1.2.4: UTCTime through 2049, GeneralizedTime from 2050. */
-function time(date: Date): forge.asn1.Asn1 {
+function time(date: Date): Forge.asn1.Asn1 {
   return date.getUTCFullYear() < 2050
     ? asn1.create(asn1.Class.UNIVERSAL, asn1.Type.UTCTIME, false, asn1.dateToUtcTime(date))
     : asn1.create(asn1.Class.UNIVERSAL, asn1.Type.GENERALIZEDTIME, false, asn1.dateToGeneralizedTime(date));

@@ -3,7 +3,8 @@
  * encrypted with the password the caller chose. AES-256 by default; 3DES for older Apple and
  * Windows clients that cannot read PBES2.
  */
-import forge from 'node-forge';
+import type Forge from 'node-forge';
+import { forge } from './forge.ts';
 
 export interface P12Parts {
   keyPem: string;

@@ -5,7 +5,8 @@
  */
 import { createHash, generateKeyPair, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import forge from 'node-forge';
+import type Forge from 'node-forge';
+import { forge } from './forge.ts';
 
 const generateRsa = promisify(generateKeyPair);
 
@@ -50,8 +51,8 @@ export interface NameFields {
 }
 
 /** forge attributes of a name; CN and O as UTF8String so any name survives. */
-export function nameAttributes(fields: NameFields): forge.pki.CertificateField[] {
-  const attrs: forge.pki.CertificateField[] = [];
+export function nameAttributes(fields: NameFields): Forge.pki.CertificateField[] {
+  const attrs: Forge.pki.CertificateField[] = [];
   if (fields.country) attrs.push({ shortName: 'C', value: fields.country });
   if (fields.organization)
     attrs.push({ shortName: 'O', value: fields.organization, valueTagClass: forge.asn1.Type.UTF8 as never });
@@ -76,7 +77,7 @@ function escapeRdn(value: string): string {
 
 /** What to sign: subject, key, validity and extensions; the issuer is the signer's subject. */
 export interface CertificateRequest {
-  subject: forge.pki.CertificateField[];
+  subject: Forge.pki.CertificateField[];
   publicKeyPem: string;
   serial: string;
   notBefore: Date;
@@ -86,7 +87,7 @@ export interface CertificateRequest {
 
 /** The signing side: its certificate (null when self-signing) and its private key. */
 export interface Signer {
-  certificate: forge.pki.Certificate | null;
+  certificate: Forge.pki.Certificate | null;
   privateKeyPem: string;
 }
 
@@ -100,7 +101,7 @@ export function signCertificate(request: CertificateRequest, signer: Signer): st
   cert.setSubject(request.subject);
   cert.setIssuer(signer.certificate ? signer.certificate.subject.attributes : request.subject);
   cert.setExtensions(request.extensions);
-  cert.sign(forge.pki.privateKeyFromPem(signer.privateKeyPem) as forge.pki.rsa.PrivateKey, forge.md.sha256.create());
+  cert.sign(forge.pki.privateKeyFromPem(signer.privateKeyPem) as Forge.pki.rsa.PrivateKey, forge.md.sha256.create());
   return forge.pki.certificateToPem(cert);
 }
 

@@ -70,6 +70,9 @@ export interface ConfigProviderOptions {
   now: () => Date;
 }
 
+/** The first schema check waits this long after its generation (startup: see runOnce). */
+export const FIRST_SCHEMA_CHECK_DELAY_MS = 2000;
+
 export class ConfigProvider {
   private generation: Generation | null = null;
   private pending: Promise<Generation | null> | null = null;
@@ -79,6 +82,8 @@ export class ConfigProvider {
   private readonly fragments = new FragmentCache();
   private readonly memo = new PatchMemo();
   private closed = false;
+  /** true once a schema check ran (the schema is compiled) */
+  private schemaChecked = false;
   private readonly listeners = new Set<(generation: Generation) => void>();
 
   constructor(private readonly options: ConfigProviderOptions) {}
@@ -157,11 +162,17 @@ export class ConfigProvider {
         { etag: next.json.etag, ms, bytes: next.json.body.length, ...result.counts, ...this.memo.stats },
         'provider config regenerated',
       );
-      // schema check (G13) after the swap: it reports, it never holds back serving
-      setImmediate(() => {
-        if (this.options.schemaCheck && this.generation === next)
-          next.schemaWarnings = this.options.schemaCheck(result.config);
-      });
+      // schema check (G13) after the swap: it reports, it never holds back serving. The first one
+      // compiles the Traefik schema (~0.25 s): it waits until startup's generations have settled,
+      // so it does not delay the first sync's config (issue 11); a generation replaced by then is
+      // not checked, its successor is
+      const delay = this.schemaChecked ? 0 : FIRST_SCHEMA_CHECK_DELAY_MS;
+      const timer = setTimeout(() => {
+        if (!this.options.schemaCheck || this.generation !== next || this.closed) return;
+        this.schemaChecked = true;
+        next.schemaWarnings = this.options.schemaCheck(result.config);
+      }, delay);
+      timer.unref();
       for (const listener of this.listeners) listener(next);
     } catch (err) {
       // the last good config keeps being served; the failure is visible in the log and status

@@ -49,7 +49,7 @@ declare module 'fastify' {
 
 async function services(app: FastifyInstance, options: ServicesOptions): Promise<void> {
   const manager = new ServiceManager({
-    schema: new TraefikSchema(options.traefikSchemaPath ?? DEFAULT_TRAEFIK_SCHEMA_PATH),
+    schema: TraefikSchema.shared(options.traefikSchemaPath ?? DEFAULT_TRAEFIK_SCHEMA_PATH),
     upstream: app.upstream,
     allowUnknown: app.config.validation.allow_unknown_traefik_fields,
     dir: path.join(app.store.dataDir, 'services'),
