@@ -3,7 +3,6 @@
  * encrypted with the password the caller chose. AES-256 by default; 3DES for older Apple and
  * Windows clients that cannot read PBES2.
  */
-import type Forge from 'node-forge';
 import { forge } from './forge.ts';
 
 export interface P12Parts {
