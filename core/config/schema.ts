@@ -24,6 +24,7 @@ export const ConfigSchema = Type.Object({
     schedule: Type.String({ pattern: '^$|^[0-9]+(s|m|h|d)$' }),
     include: StrList,
     max_restore_bytes: Int(1),
+    max_restore_entries: Int(100, 10_000_000),
   }),
   plugins: Type.Object({
     dir: Str({ minLength: 1 }),
@@ -107,6 +108,7 @@ export const ENV_MAP: Record<string, string> = {
   BACKUP_MAX_AGE_DAYS: 'backup.retention.max_age_days',
   BACKUP_SCHEDULE: 'backup.schedule',
   BACKUP_INCLUDE: 'backup.include',
+  BACKUP_MAX_RESTORE_ENTRIES: 'backup.max_restore_entries',
   PLUGINS_DIR: 'plugins.dir',
   PLUGINS_ENABLED: 'plugins.enabled',
   UI_DIR: 'ui.dir',

@@ -33,6 +33,8 @@ export type ArchiveJobResult =
       size: number;
       /** Files archived (the manifest's `files`). */
       files: number;
+      /** tar entries: the manifest, the dirs and the files (what restore's entry limit counts) */
+      entries: number;
       /** Sum of the archived file sizes (uncompressed). */
       bytes: number;
       skipped: Sources['skipped'];
@@ -55,5 +57,7 @@ export function runArchiveJob(job: ArchiveJob): ArchiveJobResult {
       };
     },
   });
-  return { kind: 'build', temp, size, files: manifest.files.length, bytes, skipped: sources.skipped };
+  const files = manifest.files.length;
+  const entries = 1 + sources.dirs.length + files;
+  return { kind: 'build', temp, size, files, entries, bytes, skipped: sources.skipped };
 }

@@ -118,7 +118,12 @@ export async function scanArchive(
   let manifestText: string | undefined;
   await parseFile(file, (entry, stop) => {
     if (facts.length >= limits.maxEntries)
-      return stop(new ArchiveProblem(entry.path, `the archive has more than ${limits.maxEntries} entries`));
+      return stop(
+        new ArchiveProblem(
+          entry.path,
+          `the archive has more than ${limits.maxEntries} entries (backup.max_restore_entries)`,
+        ),
+      );
     bytes += entry.size;
     if (bytes > limits.maxBytes)
       return stop(

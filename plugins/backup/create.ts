@@ -22,6 +22,8 @@ export interface BackupSources {
 export interface BuiltBackup {
   /** Files archived (the manifest's `files`). */
   files: number;
+  /** tar entries (manifest, dirs, files) */
+  entries: number;
   /** Archive size in bytes. */
   size: number;
   /** Sum of the archived file sizes (uncompressed). */
@@ -56,7 +58,7 @@ export async function buildBackup(
     throw err;
   }
   await fsyncDir(from.backupDir);
-  return { files: built.files, size: built.size, bytes: built.bytes, skipped: built.skipped };
+  return { files: built.files, entries: built.entries, size: built.size, bytes: built.bytes, skipped: built.skipped };
 }
 
 /** What a backup made now would hold (dry run): nothing is read beyond file sizes, nothing written. */

@@ -12,9 +12,6 @@ import { keptInPlace, swapIn, type ExtraWrite, type SwapFileOps } from './restor
 import type { RestoreResultType } from './schemas.ts';
 import { stageArchive, stagedPath, verifyArchive } from './verify.ts';
 
-/** API.md §2.10: a restore archive holds at most 10,000 entries. */
-export const MAX_ENTRIES_DEFAULT = 10_000;
-
 export interface RestoreRun {
   file: string;
   id: string;

@@ -9,7 +9,7 @@ import type { AppConfig } from '../../core/config/schema.ts';
 import { BackupCatalogue } from './catalogue.ts';
 import { buildBackup, planBackup, type BackupSources } from './create.ts';
 import { backupErrors } from './errors.ts';
-import { MAX_ENTRIES_DEFAULT, runRestore } from './restore-run.ts';
+import { runRestore } from './restore-run.ts';
 import { fileNameOf, nextBackupId, type BackupKind } from './naming.ts';
 import { selectExpired } from './retention.ts';
 import type { SwapFileOps } from './restore.ts';
@@ -126,7 +126,10 @@ export class BackupService {
         restoreTokens: body.restore_tokens ?? false,
         includeExtra: body.include_extra ?? false,
         include: this.options.settings.include,
-        limits: { maxBytes: this.options.settings.max_restore_bytes, maxEntries: MAX_ENTRIES_DEFAULT },
+        limits: {
+          maxBytes: this.options.settings.max_restore_bytes,
+          maxEntries: this.options.settings.max_restore_entries,
+        },
         ops: this.ops,
         log: this.options.log,
         safetyBackup: () => this.createUnlocked('pre-restore', `before restoring ${body.backup_id}`).then((v) => v.id),
@@ -178,6 +181,12 @@ export class BackupService {
       this.options.log.warn(
         { backup_id: id, skipped: built.skipped },
         'backup left out entries that are not regular files or not readable',
+      );
+    const limit = this.options.settings.max_restore_entries;
+    if (built.entries > limit)
+      this.options.log.warn(
+        { backup_id: id, entries: built.entries, max_restore_entries: limit },
+        `backup ${id} holds ${built.entries} entries, more than restore accepts (backup.max_restore_entries = ${limit}): raise it (BACKUP_MAX_RESTORE_ENTRIES) to at least ${built.entries} before restoring this backup`,
       );
     this.options.log.info(
       {

@@ -252,6 +252,50 @@ test('create and restore log their start and end with file counts, bytes and mil
   t.regex(finished.safety_backup, /-pre-restore/);
 });
 
+test('a backup with more entries than backup.max_restore_entries is warned about at create; restore refuses it until the setting is raised', async (t) => {
+  const lines: Record<string, any>[] = [];
+  const logStream = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  const small = await buildBackupApp(t, {
+    logStream,
+    config: { log: { level: 'info' } },
+    backup: { max_restore_entries: 100 },
+  });
+  for (let i = 0; i < 100; i++)
+    t.is(
+      (await call(small.app, { method: 'POST', url: '/api/middlewares', payload: middleware(`m${i}`) })).status,
+      201,
+    );
+  const backup = (await call(small.app, { method: 'POST', url: '/api/backup/create' })).body;
+  const entries = (await entriesOf(path.join(small.backupDir, backup.file))).length;
+  t.true(entries > 100);
+  const warning = lines.find((l) => l.level === 40 && l.backup_id === backup.id);
+  t.like(warning, { entries, max_restore_entries: 100 });
+  t.regex(warning!.msg, /BACKUP_MAX_RESTORE_ENTRIES/);
+  const refused = await call(small.app, {
+    method: 'POST',
+    url: '/api/backup/restore',
+    payload: { backup_id: backup.id },
+  });
+  t.is(refused.status, 422);
+  t.is(refused.body.id, 'invalid_archive');
+  t.regex(refused.body.details[0].message, /more than 100 entries \(backup\.max_restore_entries\)/);
+  await small.app.close();
+  // the same data and backup dirs, with the limit raised: the backup restores
+  const raised = await buildBackupApp(t, { root: small.root, backup: { max_restore_entries: entries } });
+  const restored = await call(raised.app, {
+    method: 'POST',
+    url: '/api/backup/restore',
+    payload: { backup_id: backup.id },
+  });
+  t.is(restored.status, 200, JSON.stringify(restored.body));
+  t.is((await call(raised.app, { method: 'GET', url: '/api/middlewares?page_size=1000' })).body.length, 100);
+});
+
 test('the OpenAPI document describes the backup routes', async (t) => {
   const { app } = await buildBackupApp(t);
   const doc = (await call(app, { method: 'GET', url: '/api/openapi.json' })).body;

@@ -78,6 +78,7 @@ export async function buildBackupApp(
         schedule: '',
         include: [],
         max_restore_bytes: 1073741824,
+        max_restore_entries: 10000,
         ...backup,
       },
       ...config,
