@@ -8,6 +8,18 @@ import { readManifestHead } from '../../plugins/backup/archive-read.ts';
 
 const ID = /^backup-\d{8}T\d{6}Z(-[a-z0-9-]{1,40})?$/;
 
+/** The app's JSON log lines, parsed, as they are written. */
+function captureLogs(): { lines: Record<string, any>[]; logStream: Writable } {
+  const lines: Record<string, any>[] = [];
+  const logStream = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { lines, logStream };
+}
+
 /** Entry paths and types of an archive, via tar's own lister. */
 async function entriesOf(file: string): Promise<{ path: string; type: string }[]> {
   const entries: { path: string; type: string }[] = [];
@@ -227,13 +239,7 @@ test('while a backup is being written, a second create, a restore, a delete and 
 });
 
 test('create and restore log their start and end with file counts, bytes and milliseconds', async (t) => {
-  const lines: Record<string, any>[] = [];
-  const logStream = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-      done();
-    },
-  });
+  const { lines, logStream } = captureLogs();
   const { app } = await buildBackupApp(t, { logStream, config: { log: { level: 'info' } } });
   await call(app, { method: 'POST', url: '/api/middlewares', payload: middleware('logged') });
   const backup = (await call(app, { method: 'POST', url: '/api/backup/create' })).body;
@@ -253,13 +259,7 @@ test('create and restore log their start and end with file counts, bytes and mil
 });
 
 test('a backup with more entries than backup.max_restore_entries is warned about at create; restore refuses it until the setting is raised', async (t) => {
-  const lines: Record<string, any>[] = [];
-  const logStream = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-      done();
-    },
-  });
+  const { lines, logStream } = captureLogs();
   const small = await buildBackupApp(t, {
     logStream,
     config: { log: { level: 'info' } },
