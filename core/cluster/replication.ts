@@ -16,11 +16,11 @@
  * - the first node of an empty prefix imports its data dir; a node joining a non-empty prefix
  *   copies its differing local files into `.cluster-backup/<time>/` and takes the cluster's.
  */
-import { copyFile, lstat, mkdir, readdir } from 'node:fs/promises';
+import { copyFile, mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { IKeyValue, Namespace, Watcher } from 'etcd3';
 import type { Logger } from 'pino';
-import { hashOf, removeDurably, writeOrRemove } from '../store/atomic-write.ts';
+import { hashOf, removeDurably, writeRawReplica } from '../store/atomic-write.ts';
 import { StoreError } from '../store/errors.ts';
 import { mapBounded } from '../concurrency.ts';
 import { holds, MAX_DATA_FILE_BYTES, readDataFile } from '../store/read-data-file.ts';
@@ -47,11 +47,6 @@ interface Known {
 
 const IMPORT_KEY = 'import';
 const IMPORT_CONCURRENCY = 16;
-
-/** Mode of a file the replicator creates: secrets (auth/, keys) owner-only, the rest world-readable. */
-export function replicatedFileMode(relative: string): number {
-  return relative.startsWith('auth/') || /\.(key|p12)$/.test(relative) ? 0o600 : 0o644;
-}
 
 /** Whether a data file is replicated: not hidden (caches, locks, temp files), not the audit log. */
 function replicated(relative: string): boolean {
@@ -467,14 +462,9 @@ export class Replicator implements StoreReplica {
     return this.#writeFile(relative, bytes);
   }
 
-  /** Writes the bytes (null: removes the file) without the store, keeping an existing file's mode. */
+  /** Writes the bytes (null: removes the file) without the store, as the store writes files it does not own. */
   async #writeFile(relative: string, bytes: Buffer | null): Promise<void> {
-    const file = path.join(this.#options.dataDir, relative);
-    const mode = await lstat(file).then(
-      (s) => s.mode & 0o777,
-      () => replicatedFileMode(relative),
-    );
-    await writeOrRemove(file, bytes, { mode });
+    await writeRawReplica(this.#options.dataDir, relative, bytes);
   }
 
   /** Records what this node now holds of a key; never goes back to an older revision. */

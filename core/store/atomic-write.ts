@@ -1,5 +1,5 @@
 /** Crash-safe file replacement: temp file in the same dir, fsync, rename, fsync the dir (API.md §3.4). */
-import { open, rename, unlink, mkdir, chmod, type FileHandle } from 'node:fs/promises';
+import { open, rename, unlink, mkdir, chmod, lstat, type FileHandle } from 'node:fs/promises';
 import { randomBytes, createHash } from 'node:crypto';
 import path from 'node:path';
 
@@ -82,6 +82,25 @@ export async function writeOrRemove(
 ): Promise<void> {
   if (bytes === null) await removeDurably(file);
   else await writeAtomic(file, bytes, options);
+}
+
+/** Mode of a replicated file that no collection owns, when it is new here: keys and tokens 0600, others 0644. */
+export function replicatedFileMode(relative: string): number {
+  return relative.startsWith('auth/') || /\.(key|p12)$/.test(relative) ? 0o600 : 0o644;
+}
+
+/**
+ * Writes (or, for null, removes) a file no collection or document owns as the cluster has it:
+ * an existing file keeps its mode, a new one gets replicatedFileMode. The store and the replicator
+ * (before a store is attached) write such files alike.
+ */
+export async function writeRawReplica(dataDir: string, relative: string, bytes: Buffer | null): Promise<void> {
+  const file = path.join(dataDir, relative);
+  const mode = await lstat(file).then(
+    (s) => s.mode & 0o777,
+    () => replicatedFileMode(relative),
+  );
+  await writeOrRemove(file, bytes, { mode });
 }
 
 /** Removes a file and makes the removal durable; false when it was already gone. */

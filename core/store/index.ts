@@ -2,7 +2,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
-import { writeAtomic, writeOrRemove } from './atomic-write.ts';
+import { writeAtomic, writeRawReplica } from './atomic-write.ts';
 import { FileCollection } from './collection.ts';
 import type { Attempt, StoreContext, StoreLogger } from './context.ts';
 import { FileDocument } from './document.ts';
@@ -198,7 +198,7 @@ class Store implements YamlStore {
     if (document) return document.applyRemote(bytes, stillNewer);
     // a file no collection or document of this node owns (a raw file, a plugin's collection that
     // is not installed here): kept on disk as the cluster has it
-    await writeOrRemove(file, bytes, { mode: 0o600 });
+    await writeRawReplica(this.options.dataDir, path.relative(this.options.dataDir, file), bytes);
   }
 
   async readRaw(relativePath: string): Promise<Buffer | undefined> {

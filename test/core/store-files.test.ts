@@ -6,7 +6,7 @@
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, symlink, utimes, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { build, tempDir } from '../helpers/build.ts';
@@ -100,4 +100,23 @@ test('temp files of interrupted writes older than a minute are removed at startu
   for (const file of stale) t.false(existsSync(file), `${path.relative(dataDir, file)} removed`);
   t.true(existsSync(fresh), 'a temp file younger than a minute may belong to a write in progress');
   t.true(existsSync(notTemp), "only the store's own temp-file names are removed");
+});
+
+test('a replicated file no collection owns is written as the replicator writes it: a new one 0644 (0600 for keys and auth/), an existing one keeps its mode', async (t) => {
+  const root = await tempDir(t);
+  const dataDir = path.join(root, 'data');
+  const app = await build(t, { dataDir, config: open });
+  const modeOf = async (relative: string) => (await stat(path.join(dataDir, relative))).mode & 0o777;
+  await app.store.applyRemote('raw/notes.txt', Buffer.from('plain'));
+  await app.store.applyRemote('raw/server.key', Buffer.from('secret'));
+  await app.store.applyRemote('auth/extra.yaml', Buffer.from('secret'));
+  t.is(await modeOf('raw/notes.txt'), 0o644);
+  t.is(await modeOf('raw/server.key'), 0o600);
+  t.is(await modeOf('auth/extra.yaml'), 0o600);
+  await chmod(path.join(dataDir, 'raw', 'notes.txt'), 0o640);
+  await app.store.applyRemote('raw/notes.txt', Buffer.from('changed'));
+  t.is(await modeOf('raw/notes.txt'), 0o640);
+  t.is(await readFile(path.join(dataDir, 'raw', 'notes.txt'), 'utf8'), 'changed');
+  await app.store.applyRemote('raw/notes.txt', null);
+  t.false(existsSync(path.join(dataDir, 'raw', 'notes.txt')));
 });
