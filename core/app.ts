@@ -1,4 +1,5 @@
 /** buildApp(opts): the whole server as one function; tests call it and use inject() or listen(). */
+import type { DestinationStream } from 'pino';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { AppConfig } from './config/schema.ts';
 import { installErrorHandling, sendError } from './errors/handler.ts';
@@ -23,8 +24,11 @@ export interface BuildOptions {
   groups: BuiltinGroup[];
   /** Pino options, or false (tests). Default: JSON lines at config.log.level. */
   logger?: FastifyServerOptions['logger'];
-  /** Destination for the default JSON logger (tests capture logs with their production settings). */
-  logStream?: NodeJS.WritableStream;
+  /**
+   * Destination for the default JSON logger: the server's synchronous stdout (core/server.ts), or
+   * a stream of a test capturing logs with their production settings.
+   */
+  logStream?: DestinationStream;
   now?: () => Date;
   /** Restart counter reported by GET /api/system/plugins (X-App-Generation). */
   generation?: number;

@@ -61,7 +61,12 @@ export async function runServer(groupsOrLoader: BuiltinGroup[] | (() => Promise<
     exitOnSetupError(err);
     throw err;
   }
-  const logger = pino({ level: config.log.level });
+  // one synchronous stdout for the process and every app instance: lines keep their order (the
+  // default async destinations could write "ready" after "stopped", and two of them on fd 1 could
+  // interleave), and nothing is lost when the process exits; the volume is small (no line per
+  // request at info)
+  const destination = pino.destination({ dest: 1, sync: true });
+  const logger = pino({ level: config.log.level }, destination);
   let lock: DataDirLock | null = null;
   try {
     lock = await prepareDirs(config, logger);
@@ -83,7 +88,14 @@ export async function runServer(groupsOrLoader: BuiltinGroup[] | (() => Promise<
         config.cluster.etcd_endpoints.length === 0
           ? standalone(config.cluster.node_name || undefined)
           : (await clusterModule()).joinCluster(config.cluster, logger, config.storage.data_dir);
-      return buildApp({ config, groups: await loadGroups(), generation, serverFactory, cluster });
+      return buildApp({
+        config,
+        groups: await loadGroups(),
+        generation,
+        serverFactory,
+        cluster,
+        logStream: destination,
+      });
     },
     logger,
     earlyHandler(snapshot, config.provider.token),

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { generateConfig, type GenerationInput, type GenerationResult } from '../../model/generate/generate.ts';
 import { PatchMemo } from '../../model/generate/generate-memo.ts';
 import { etagOf, FragmentCache, serializeJson, serializeYaml } from './serialize.ts';
+import { DutyCycle } from './duty-cycle.ts';
 import type { SchemaChecker, SchemaWarning } from './schema-check.ts';
 
 const gzipAsync = promisify(gzip);
@@ -77,8 +78,7 @@ export class ConfigProvider {
   private generation: Generation | null = null;
   private pending: Promise<Generation | null> | null = null;
   private dirty = false;
-  private lastDurationMs = 0;
-  private lastEnd = 0;
+  private readonly pace = new DutyCycle();
   private readonly fragments = new FragmentCache();
   private readonly memo = new PatchMemo();
   private closed = false;
@@ -121,19 +121,13 @@ export class ConfigProvider {
       let since = performance.now();
       while (this.dirty && !this.closed) {
         this.dirty = false;
-        // let the burst finish; within D ms of a generation that took D ms, wait until D ms have
-        // passed, so a long stream of changes (a first sync writing 10,000 resource files) costs at
-        // most half the CPU, while a lone edit after a quiet spell is generated at once
-        const wait = Math.min(this.lastEnd + this.lastDurationMs - performance.now(), 1000);
-        await new Promise((resolve) => (wait >= 1 ? setTimeout(resolve, wait) : setImmediate(resolve)));
+        // let the burst finish, paced by the last generation's duration (duty-cycle.ts)
+        await new Promise<void>((resolve) => this.pace.schedule(resolve));
         // a change stream that never pauses still gets a generation at least every second
         if (this.dirty && performance.now() - since < 1000) continue;
         this.dirty = false;
-        const start = performance.now();
-        this.runOnce();
-        this.lastEnd = performance.now();
-        this.lastDurationMs = this.lastEnd - start;
-        since = this.lastEnd;
+        this.pace.run(() => this.runOnce());
+        since = this.pace.endedAt;
       }
       return this.generation;
     } finally {

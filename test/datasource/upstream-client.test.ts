@@ -13,6 +13,7 @@ import {
 } from '../../plugins/datasource/upstream-client.ts';
 import { startFakeUpstream, useFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { fixture } from '../helpers/shared.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const test = anyTest as TestFn<{ fake: FakeUpstream }>;
 const PASSWORD = 'pa55-w0rd-never-shown';
@@ -168,6 +169,9 @@ test.serial('a caller abort ends the call with a failure', async (t) => {
   t.context.fake.state.fault = 'timeout';
   const controller = new AbortController();
   const pending = fetchPangolinConfig(pangolin(t.context.fake), { signal: controller.signal });
+  // aborted while the upstream holds the request (not before it is sent: a request still on its
+  // way would reach the fake during the next test)
+  await waitFor(() => t.context.fake.requests.length > 0, 1000);
   controller.abort();
   const result = await pending;
   if (result.ok) return t.fail('expected a failure');

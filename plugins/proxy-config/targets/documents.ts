@@ -12,6 +12,7 @@ import type { JsonObject } from '../../../model/types.ts';
 import { etagOf, FragmentCache, serializeJson, serializeYaml } from '../serialize.ts';
 import { GZIP_MIN_BYTES, type Encoded } from '../service.ts';
 import type { Servable } from '../snapshot.ts';
+import { DutyCycle } from '../duty-cycle.ts';
 import { newTargetMemo, targetConfig, type TargetMemo } from './filter.ts';
 import type { TargetData } from './schemas.ts';
 
@@ -70,8 +71,7 @@ export class TargetDocuments {
   private readonly memos = new Map<string, { data: TargetData; memo: TargetMemo }>();
   private scheduled = false;
   private closed = false;
-  private lastEnd = 0;
-  private lastDurationMs = 0;
+  private readonly pace = new DutyCycle();
 
   constructor(private readonly options: TargetDocumentsOptions) {}
 
@@ -80,24 +80,20 @@ export class TargetDocuments {
   }
 
   /**
-   * Rebuilds every target's document soon: any number of calls coalesce into one rebuild, on the
-   * next turn, or, within D ms of a rebuild that took D ms, once those D ms have passed (at most
-   * 1 s), so a discovery sync changing resources one by one costs at most half the CPU.
+   * Rebuilds every target's document soon: any number of calls coalesce into one rebuild, paced
+   * as the provider's generations are (duty-cycle.ts), so a discovery sync changing resources one
+   * by one costs at most half the CPU.
    */
   invalidate(): void {
     if (this.scheduled || this.closed) return;
     this.scheduled = true;
-    const wait = Math.min(this.lastEnd + this.lastDurationMs - performance.now(), 1000);
-    const run = () => {
-      this.scheduled = false;
-      if (this.closed) return;
-      const start = performance.now();
-      this.rebuild();
-      this.lastEnd = performance.now();
-      this.lastDurationMs = this.lastEnd - start;
-    };
-    if (wait >= 1) setTimeout(run, wait).unref();
-    else setImmediate(run);
+    this.pace.schedule(
+      () => {
+        this.scheduled = false;
+        if (!this.closed) this.pace.run(() => this.rebuild());
+      },
+      { unref: true },
+    );
   }
 
   /** Rebuilds now; a target whose bytes are unchanged keeps its document (and its ETag and generated_at). */
