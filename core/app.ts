@@ -124,8 +124,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     dataDir: config.storage.data_dir,
     logger: app.log.child({ component: 'store' }),
     replica: app.cluster.replica,
-    // attached once the app is ready (below): the first provider config does not wait for
-    // chokidar's walk of every data file; what changes meanwhile is caught up then
+    // attached a second after the app is ready (below): the first provider config does not wait
+    // for chokidar's walk of every data file; what changes meanwhile is caught up then
     watch: 'later',
   });
   app.decorate('store', store);

@@ -242,11 +242,13 @@ export async function providerRow(options: { resources: number; rounds: number; 
      * back, so a drift of the shared machine between rounds cancels out (loopback writes of a
      * 34 KiB body move ±15% from one 5 s run to the next).
      */
-    const pairedRatio = (variant: string, reference: string, pick: (r: WrkResult) => number) => {
+    const perRound = (variant: string, reference: string, pick: (r: WrkResult) => number) => {
       const ours = results.get(`Stack Manager|${variant}`) ?? [];
       const theirs = results.get(`${reference}|${variant}`) ?? [];
-      return median(ours.map((r, i) => pick(r) / pick(theirs[i])));
+      return ours.map((r, i) => pick(r) / pick(theirs[i]));
     };
+    const pairedRatio = (variant: string, reference: string, pick: (r: WrkResult) => number) =>
+      median(perRound(variant, reference, pick));
     const rows: Row[] = [];
     const size = `${(plain.body.length / 1024).toFixed(0)} KiB JSON, ${(gz.body.length / 1024).toFixed(0)} KiB gzip`;
     for (const variant of ['plain', 'gzip']) {
@@ -276,7 +278,13 @@ export async function providerRow(options: { resources: number; rounds: number; 
         ours: `${sm.cpu.toFixed(0)} µs`,
         reference: `bare Fastify ${bare.cpu.toFixed(0)} µs; Fastify with the same headers ${same.cpu.toFixed(0)} µs; node:http ${http.cpu.toFixed(0)} µs${results.has(`nginx gzip_static|${variant}`) ? `; nginx ${nginx.cpu.toFixed(0)} µs` : ''}`,
         goal: '≤ 1.1× bare Fastify',
-        verdict: `${cpuRatio.toFixed(2)}× ${cpuRatio <= 1.1 ? '✅' : '❌'} (same headers: ${cpuSame.toFixed(2)}×; per round: ${(results.get(`Stack Manager|${variant}`) ?? []).map((r, i) => (r.cpuUsPerReq / results.get(`bare Fastify|${variant}`)![i].cpuUsPerReq).toFixed(2)).join(' ')})`,
+        verdict: `${cpuRatio.toFixed(2)}× ${cpuRatio <= 1.1 ? '✅' : '❌'} (same headers: ${cpuSame.toFixed(2)}×; per round: ${perRound(
+          variant,
+          'bare Fastify',
+          (r) => r.cpuUsPerReq,
+        )
+          .map((ratio) => ratio.toFixed(2))
+          .join(' ')})`,
       });
     }
     const notModified = med('Stack Manager|304');

@@ -28,7 +28,7 @@ export interface StoreOptions {
   logger: StoreLogger;
   /**
    * Watch for hand edits (default true). `later`: not until startWatching(), which then catches up
-   * on what changed meanwhile. The server starts watching once the app is ready: chokidar's first
+   * on what changed meanwhile. The server starts watching a second after the app is ready: chokidar's first
    * walk (an lstat and an fs.watch per file) is about half a second per 2,000 files, and the first
    * full provider config need not wait for it (issue 11).
    */
@@ -69,7 +69,8 @@ class Store implements YamlStore {
   private readonly ctx: StoreContext;
   private readonly collections: FileCollection<unknown>[] = [];
   private readonly documents: FileDocument<unknown>[] = [];
-  private openedAt = Date.now();
+  /** Date.now() at open(): startWatching() catches up on files modified since. */
+  private openedAt = 0;
   private readonly anyListeners = new Set<AnyListener>();
   /** Open debounce windows per file: events inside one are coalesced into one trailing read. */
   private readonly windows = new Map<string, { timer: NodeJS.Timeout; dirty: boolean; attempt: Attempt }>();

@@ -60,7 +60,6 @@ export async function dockerConfigured(config: AppConfig['docker']): Promise<boo
   }
 }
 
-/** Runs one Docker call with a deadline; transport failures become 502 naming Docker and its address. */
 /**
  * dockerode is loaded on the first Docker call, not at startup: with docker-modem, ssh2 and gRPC it
  * is about a tenth of a second of every start (issue 11), and many deployments use Docker rarely.
@@ -68,6 +67,7 @@ export async function dockerConfigured(config: AppConfig['docker']): Promise<boo
  */
 const loadDockerode = (): typeof Docker => createRequire(import.meta.url)('dockerode') as typeof Docker;
 
+/** Runs one Docker call with a deadline; transport failures become 502 naming Docker and its address. */
 export class DockerClient {
   #engine: Docker | null = null;
   private readonly closing = new AbortController();

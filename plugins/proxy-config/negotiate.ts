@@ -12,7 +12,10 @@ export function acceptsGzip(header: string | string[] | undefined): boolean {
   if (header === lastEncoding) return lastAcceptsGzip;
   const value = Array.isArray(header) ? header.join(',') : header;
   const accepted = parseAcceptsGzip(value);
-  if (typeof header === 'string') [lastEncoding, lastAcceptsGzip] = [header, accepted];
+  if (typeof header === 'string') {
+    lastEncoding = header;
+    lastAcceptsGzip = accepted;
+  }
   return accepted;
 }
 
