@@ -112,6 +112,11 @@ export class AppHost {
     // ones (WebSockets) end when the app closes them, so the app is closed before that is awaited
     const serverClosed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     if (instance) await this.retire(instance, false);
+    // close() only ends idle keep-alive connections, and Node counts a connection that has not sent
+    // a request yet (a browser's preconnect, a TCP probe, a load generator's last reconnect) as
+    // waiting for its headers, not idle: it would hold the socket open until the client leaves.
+    // The drain is over, so whatever is left goes now.
+    this.server.closeAllConnections();
     await serverClosed;
   }
 

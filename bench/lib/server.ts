@@ -26,6 +26,8 @@ export interface ServerSettings {
    * the TypeScript sources through tsx, whose transpiling adds seconds at startup but nothing later.
    */
   entry?: 'tsx' | 'dist';
+  /** Node options before the entry, replacing the entry's own (`dist`: `--max-semi-space-size=2`). */
+  nodeOptions?: string[];
 }
 
 export interface RunningServer {
@@ -58,8 +60,11 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
   const args =
     settings.entry === 'dist'
       ? // package.json's "start" script
-        ['--max-semi-space-size=2', path.join(PROJECT_ROOT, 'dist', 'plugins', 'main.js')]
-      : ['--import', 'tsx', path.join(PROJECT_ROOT, 'plugins', 'main.ts')];
+        [
+          ...(settings.nodeOptions ?? ['--max-semi-space-size=2']),
+          path.join(PROJECT_ROOT, 'dist', 'plugins', 'main.js'),
+        ]
+      : [...(settings.nodeOptions ?? []), '--import', 'tsx', path.join(PROJECT_ROOT, 'plugins', 'main.ts')];
   const child = spawnPinned(process.execPath, args, {
     env: { ...process.env, CONFIG_FILE: configFile },
     cwd: PROJECT_ROOT,

@@ -212,3 +212,33 @@ test('the shared server applies the request timeout and keeps idle connections 7
   t.is(response.status, 200);
   t.is(response.headers.get('keep-alive'), 'timeout=72');
 });
+
+test('close() ends connections that never sent a request (Node does not count them idle)', async (t) => {
+  const dir = await tempDir(t);
+  const config = testConfig(path.join(dir, 'data'), { auth: { mode: 'off' }, templates: { seed: false } });
+  const silent = (await import('pino')).default({ level: 'silent' });
+  const host = new AppHost(
+    (generation, serverFactory) =>
+      buildApp({ config, groups: builtinGroups, generation, serverFactory, logger: false }),
+    silent,
+    undefined,
+    { requestTimeout: 30_000 },
+  );
+  await host.start();
+  await new Promise<void>((resolve) => host.server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (host.server.address() as AddressInfo).port;
+  // a served keep-alive connection, and one that connects and stays silent
+  const response = await fetch(`http://127.0.0.1:${port}/api/health`);
+  await response.arrayBuffer();
+  const silentClient = connectTcp(port, '127.0.0.1');
+  t.teardown(() => silentClient.destroy());
+  await new Promise((resolve) => silentClient.once('connect', resolve));
+  await waitFor(
+    () => new Promise<number>((resolve) => host.server.getConnections((_err, n) => resolve(n))).then((n) => n === 2),
+    1_000,
+  );
+  const clientClosed = new Promise((resolve) => silentClient.once('close', resolve));
+  await host.close();
+  await clientClosed;
+  t.false(host.server.listening);
+});

@@ -7,6 +7,7 @@ import anyTest, { type TestFn } from 'ava';
 import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
+import { connect } from 'node:net';
 import { LOCK_NAME } from '../../core/data-dir-lock.ts';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -70,8 +71,14 @@ test.serial('the compiled server serves, and SIGTERM ends it with exit 0 after a
   const response = await fetch(`http://127.0.0.1:${port}/api/health`);
   await response.arrayBuffer();
   t.is(response.headers.get('keep-alive'), 'timeout=72');
+  // a client connected without sending anything (a browser's preconnect) does not hold up the stop
+  const silent = connect(port as number, '127.0.0.1');
+  t.teardown(() => silent.destroy());
+  await new Promise((resolve) => silent.once('connect', resolve));
+  const silentClosed = new Promise((resolve) => silent.once('close', resolve));
   server.child.kill('SIGTERM');
   const { code, signal } = await server.exit;
+  await silentClosed;
   t.is(code, 0, server.stderr());
   t.is(signal, null);
   const last = server.lines.at(-1)!;
