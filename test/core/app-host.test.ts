@@ -1,11 +1,11 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { createRequire } from 'node:module';
 import websocket from '@fastify/websocket';
 import { cp, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { connect as connectTcp, type AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { AppHost } from '../../core/app-host.ts';
+import { AppHost, type ServerTimeouts } from '../../core/app-host.ts';
 import { buildApp } from '../../core/app.ts';
 import type { BuiltinGroup } from '../../core/types.ts';
 import { builtinGroups } from '../../plugins/index.ts';
@@ -188,7 +188,8 @@ function rawExchange(port: number, text: string): Promise<string> {
   });
 }
 
-test('the shared server applies the request timeout and keeps idle connections 72 s, as Fastify does on its own servers', async (t) => {
+/** A started host of the built-in groups (auth off) with `timeouts`, listening on a loopback port. */
+async function listeningHost(t: ExecutionContext, timeouts: ServerTimeouts): Promise<{ host: AppHost; port: number }> {
   const dir = await tempDir(t);
   const config = testConfig(path.join(dir, 'data'), { auth: { mode: 'off' }, templates: { seed: false } });
   const silent = (await import('pino')).default({ level: 'silent' });
@@ -197,12 +198,16 @@ test('the shared server applies the request timeout and keeps idle connections 7
       buildApp({ config, groups: builtinGroups, generation, serverFactory, logger: false }),
     silent,
     undefined,
-    { requestTimeout: 300, checkIntervalMs: 50 },
+    timeouts,
   );
-  t.teardown(() => host.close());
   await host.start();
   await new Promise<void>((resolve) => host.server.listen(0, '127.0.0.1', () => resolve()));
-  const port = (host.server.address() as AddressInfo).port;
+  return { host, port: (host.server.address() as AddressInfo).port };
+}
+
+test('the shared server applies the request timeout and keeps idle connections 72 s, as Fastify does on its own servers', async (t) => {
+  const { host, port } = await listeningHost(t, { requestTimeout: 300, checkIntervalMs: 50 });
+  t.teardown(() => host.close());
   // a client that never finishes its headers is answered 408 and disconnected
   const slow = await rawExchange(port, 'GET /api/health HTTP/1.1\r\nHost: x\r\n');
   t.regex(slow, /^HTTP\/1\.1 408 /);
@@ -214,19 +219,7 @@ test('the shared server applies the request timeout and keeps idle connections 7
 });
 
 test('close() ends connections that never sent a request (Node does not count them idle)', async (t) => {
-  const dir = await tempDir(t);
-  const config = testConfig(path.join(dir, 'data'), { auth: { mode: 'off' }, templates: { seed: false } });
-  const silent = (await import('pino')).default({ level: 'silent' });
-  const host = new AppHost(
-    (generation, serverFactory) =>
-      buildApp({ config, groups: builtinGroups, generation, serverFactory, logger: false }),
-    silent,
-    undefined,
-    { requestTimeout: 30_000 },
-  );
-  await host.start();
-  await new Promise<void>((resolve) => host.server.listen(0, '127.0.0.1', () => resolve()));
-  const port = (host.server.address() as AddressInfo).port;
+  const { host, port } = await listeningHost(t, { requestTimeout: 30_000 });
   // a served keep-alive connection, and one that connects and stays silent
   const response = await fetch(`http://127.0.0.1:${port}/api/health`);
   await response.arrayBuffer();
