@@ -9,7 +9,7 @@ import { stringify } from 'yaml';
 import path from 'node:path';
 import { createStack } from '../stack.ts';
 import { cpuMicros, hasCommand, median, spawnPinned, waitFor, wrk, type WrkResult } from '../lib/measure.ts';
-import { freePort, startServer, waitListening } from '../lib/server.ts';
+import { buildServer, freePort, startServer, waitListening } from '../lib/server.ts';
 import type { Row } from './types.ts';
 
 /** Raw bytes of a GET (no decompression), with the response headers. */
@@ -126,23 +126,27 @@ http {
   };
 }
 
-/** Unrecorded load per server and variant before the measured rounds. */
-const WARM_UP_S = 10;
+/** Unrecorded load per server and variant before its measured runs: gzip (the hot path) longest. */
+const WARM_UP_S: Record<string, number> = { plain: 5, gzip: 10, '304': 5 };
 
-export async function providerRow(options: { resources: number; rounds: number; duration: number }): Promise<Row[]> {
-  const stack = await createStack(options.resources);
-  const work = path.dirname(stack.dataDir);
-  const targets: Target[] = [];
+interface Captured {
+  plain: { body: Buffer };
+  gz: { body: Buffer };
+  etag: string;
+}
+
+/**
+ * Starts Stack Manager as `npm start` runs it (compiled, built by the caller) and waits until it
+ * serves the full config (plain and gzip) and has settled.
+ */
+async function startOurs(stack: {
+  dataDir: string;
+  pangolinUrl: string;
+}): Promise<{ target: Target; captured: Captured }> {
+  const server = await startServer({ dataDir: stack.dataDir, pangolinUrl: stack.pangolinUrl, entry: 'dist' });
+  const url = `${server.base}/api/v1/proxy-config`;
+  const target: Target = { name: 'Stack Manager', url, pid: server.pid, stop: server.stop };
   try {
-    // The server polls its upstream every 5 s by default (a 0.5 MB body at 1,000 resources: parsed,
-    // hashed, compared), 13–19 ms of CPU per second measured idle at 1,000 resources. That is not
-    // request work, yet on a shared machine where a round serves a few hundred requests per second it
-    // added tens of µs to each: polls are slowed to hourly for this row, and the idle CPU with the
-    // default interval is reported as a row of its own (idleRow).
-    await writeSlowPolling(stack.dataDir, stack.pangolinUrl, 3600);
-    const server = await startServer({ dataDir: stack.dataDir, pangolinUrl: stack.pangolinUrl });
-    const url = `${server.base}/api/v1/proxy-config`;
-    targets.push({ name: 'Stack Manager', url, pid: server.pid, stop: server.stop });
     await waitFor(
       async () => ((await rawGet(url, {})).status === 200 ? true : undefined),
       300_000,
@@ -158,7 +162,6 @@ export async function providerRow(options: { resources: number; rounds: number; 
       60_000,
       'the gzip form',
     );
-    const etag = String(plain.headers.etag);
     // the first sync serves the config before it writes the resource files (1,000 here) and the
     // watcher attaches after the app is ready: measure once that startup work is done
     await waitFor(
@@ -179,55 +182,88 @@ export async function providerRow(options: { resources: number; rounds: number; 
       120_000,
       'the server to settle (under 50 ms of CPU per second)',
     );
-    // the server's own CPU without requests (timers, watchers, the hourly poll): part of every round
-    const idleFrom = cpuMicros(server.pid);
-    await new Promise((resolve) => setTimeout(resolve, options.duration * 1000));
-    const idleMsPerS = (cpuMicros(server.pid) - idleFrom) / 1000 / options.duration;
-    mkdirSync(path.join(work, 'www'), { recursive: true });
-    writeFileSync(path.join(work, 'www', 'config.json'), plain.body);
-    writeFileSync(path.join(work, 'www', 'config.json.gz'), gz.body);
-    targets.push(
-      await startReference('fastify', path.join(work, 'www', 'config.json'), path.join(work, 'www', 'config.json.gz')),
-    );
-    targets.push(
-      await startReference(
-        'fastify-headers',
-        path.join(work, 'www', 'config.json'),
-        path.join(work, 'www', 'config.json.gz'),
-        etag,
-      ),
-    );
-    targets.push(
-      await startReference('http', path.join(work, 'www', 'config.json'), path.join(work, 'www', 'config.json.gz')),
-    );
-    if (await hasCommand('nginx')) targets.push(await startNginx(work));
+    return { target, captured: { plain, gz, etag: String(plain.headers.etag) } };
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+}
 
+/**
+ * Every round runs on fresh processes (ours and each Node reference). A Node process serving this
+ * route settles, after its warm-up, in one of two steady states that differ by 15–40% in CPU per
+ * request, and stays there: bare Fastify serving a 10 KiB gzip body measured 22–23 µs in 4 of 6
+ * processes and 27–30 µs in 2; Stack Manager 29–33 µs in 4 of 6 and 36–45 µs in 2 (session 9, which
+ * traced one slow process: V8 deoptimised Node's stream internals, `emitReadable_`, `endReadableNT`,
+ * `emitCloseNT`, for a wrong map when a new load run connected, which fast processes did not).
+ * One process per server compares two coin tosses; a fresh set per round samples both states for
+ * every server, and the per-round figures show which state each round's processes landed in.
+ */
+export async function providerRow(options: { resources: number; rounds: number; duration: number }): Promise<Row[]> {
+  await buildServer();
+  const stack = await createStack(options.resources);
+  const work = path.dirname(stack.dataDir);
+  let targets: Target[] = [];
+  const stopAll = async () => {
+    for (const target of targets) await target.stop().catch(() => undefined);
+    targets = [];
+  };
+  try {
+    // The server polls its upstream every 5 s by default (a 0.5 MB body at 1,000 resources: parsed,
+    // hashed, compared), 13–19 ms of CPU per second measured idle at 1,000 resources. That is not
+    // request work, yet on a shared machine where a round serves a few hundred requests per second it
+    // added tens of µs to each: polls are slowed to hourly for this row, and the idle CPU with the
+    // default interval is measured by bench/rss.ts; the idle row below is with hourly polls.
+    await writeSlowPolling(stack.dataDir, stack.pangolinUrl, 3600);
     const variants = [
       { name: 'plain', headers: [] as string[] },
       { name: 'gzip', headers: ['Accept-Encoding: gzip'] },
-      { name: '304', headers: [`If-None-Match: ${etag}`] },
+      { name: '304', headers: [] as string[] },
     ];
     const results = new Map<string, WrkResult[]>();
-    // one unrecorded pass first: every server gets its JIT and heap warm before the rounds. Ours
-    // keeps getting cheaper for tens of seconds after startup settles (gzip at 1k: 46 → 30 µs over
-    // four 5 s runs after a 2 s warm-up; V8 working off the startup heap), which Traefik polling
-    // for days never sees: 10 s per server and variant measures the steady state
-    for (const variant of variants)
-      for (const target of targets)
-        await wrk(target.url, target.pid, { duration: WARM_UP_S, headers: variant.headers });
+    let first: Captured | undefined;
+    let idleMsPerS = NaN;
+    mkdirSync(path.join(work, 'www'), { recursive: true });
+    const plainFile = path.join(work, 'www', 'config.json');
+    const gzFile = path.join(work, 'www', 'config.json.gz');
     for (let round = 0; round < options.rounds; round++) {
+      const ours = await startOurs(stack);
+      targets.push(ours.target);
+      const { etag } = ours.captured;
+      if (first === undefined) {
+        first = ours.captured;
+        // the server's own CPU without requests (timers, watchers, the hourly poll)
+        const idleFrom = cpuMicros(ours.target.pid);
+        await new Promise((resolve) => setTimeout(resolve, options.duration * 1000));
+        idleMsPerS = (cpuMicros(ours.target.pid) - idleFrom) / 1000 / options.duration;
+        writeFileSync(plainFile, first.plain.body);
+        writeFileSync(gzFile, first.gz.body);
+      } else if (!ours.captured.plain.body.equals(first.plain.body)) {
+        throw new Error(`round ${round}: the provider config differs from round 0's (ETag ${etag} vs ${first.etag})`);
+      }
+      targets.push(await startReference('fastify', plainFile, gzFile));
+      targets.push(await startReference('fastify-headers', plainFile, gzFile, etag));
+      targets.push(await startReference('http', plainFile, gzFile));
+      if (await hasCommand('nginx')) targets.push(await startNginx(work));
+      // rotate the order each round, so a drift of the shared machine hits every target alike
+      const order = targets.map((_, i) => targets[(i + round) % targets.length]);
       for (const variant of variants) {
-        // rotate the order each round, so a drift of the shared machine hits every target alike
-        const order = targets.map((_, i) => targets[(i + round) % targets.length]);
-        for (const target of order) {
-          if (variant.name === '304' && target.name !== 'Stack Manager' && target.name !== 'Fastify, same headers')
-            continue;
-          const result = await wrk(target.url, target.pid, { duration: options.duration, headers: variant.headers });
+        const headers = variant.name === '304' ? [`If-None-Match: ${etag}`] : variant.headers;
+        const measured = order.filter(
+          (target) =>
+            variant.name !== '304' || target.name === 'Stack Manager' || target.name === 'Fastify, same headers',
+        );
+        for (const target of measured)
+          await wrk(target.url, target.pid, { duration: WARM_UP_S[variant.name], headers });
+        for (const target of measured) {
+          const result = await wrk(target.url, target.pid, { duration: options.duration, headers });
           const key = `${target.name}|${variant.name}`;
           results.set(key, [...(results.get(key) ?? []), result]);
         }
       }
+      await stopAll();
     }
+    const { plain, gz } = first!;
     const med = (key: string) => {
       const list = results.get(key) ?? [];
       return {
@@ -240,13 +276,14 @@ export async function providerRow(options: { resources: number; rounds: number; 
     /**
      * Median over rounds of ours ÷ the reference's figure in the same round: the two ran back to
      * back, so a drift of the shared machine between rounds cancels out (loopback writes of a
-     * 34 KiB body move ±15% from one 5 s run to the next).
+     * 34 KiB body move ±15% from one 5 s run to the next), each round on its own processes.
      */
     const perRound = (variant: string, reference: string, pick: (r: WrkResult) => number) => {
       const ours = results.get(`Stack Manager|${variant}`) ?? [];
       const theirs = results.get(`${reference}|${variant}`) ?? [];
       return ours.map((r, i) => pick(r) / pick(theirs[i]));
     };
+    const perRoundCpu = (key: string) => (results.get(key) ?? []).map((r) => r.cpuUsPerReq.toFixed(0)).join(' ');
     const pairedRatio = (variant: string, reference: string, pick: (r: WrkResult) => number) =>
       median(perRound(variant, reference, pick));
     const rows: Row[] = [];
@@ -275,8 +312,8 @@ export async function providerRow(options: { resources: number; rounds: number; 
       const cpuSame = pairedRatio(variant, 'Fastify, same headers', (r) => r.cpuUsPerReq);
       rows.push({
         measure: `server CPU per request (${variant})`,
-        ours: `${sm.cpu.toFixed(0)} µs`,
-        reference: `bare Fastify ${bare.cpu.toFixed(0)} µs; Fastify with the same headers ${same.cpu.toFixed(0)} µs; node:http ${http.cpu.toFixed(0)} µs${results.has(`nginx gzip_static|${variant}`) ? `; nginx ${nginx.cpu.toFixed(0)} µs` : ''}`,
+        ours: `${sm.cpu.toFixed(0)} µs (per round ${perRoundCpu(`Stack Manager|${variant}`)})`,
+        reference: `bare Fastify ${bare.cpu.toFixed(0)} µs (per round ${perRoundCpu(`bare Fastify|${variant}`)}); Fastify with the same headers ${same.cpu.toFixed(0)} µs; node:http ${http.cpu.toFixed(0)} µs${results.has(`nginx gzip_static|${variant}`) ? `; nginx ${nginx.cpu.toFixed(0)} µs` : ''}`,
         goal: '≤ 1.1× bare Fastify',
         verdict: `${cpuRatio.toFixed(2)}× ${cpuRatio <= 1.1 ? '✅' : '❌'} (same headers: ${cpuSame.toFixed(2)}×; per round: ${perRound(
           variant,
@@ -299,14 +336,18 @@ export async function providerRow(options: { resources: number; rounds: number; 
     });
     rows.push({
       measure: 'server CPU while idle (no requests; upstream polled hourly in this row)',
-      ours: `${idleMsPerS.toFixed(1)} ms per second`,
+      // /proc counts CPU in clock ticks (10 ms): below one tick in the window, say so instead of 0
+      ours:
+        idleMsPerS > 0
+          ? `${idleMsPerS.toFixed(1)} ms per second`
+          : `< ${(10 / options.duration).toFixed(1)} ms per second (no 10 ms CPU tick in ${options.duration} s)`,
       reference: '–',
       goal: '(context for the rows above)',
       verdict: '–',
     });
     return rows;
   } finally {
-    for (const target of targets) await target.stop().catch(() => undefined);
+    await stopAll();
     await stack.close();
   }
 }
