@@ -86,15 +86,18 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
   };
 }
 
-/** Compiles the server into dist/ (`npm run build:server`), so `entry: 'dist'` runs the current sources. */
+let built: Promise<unknown> | null = null;
+
+/** Compiles the server into dist/ (`npm run build:server`), once per benchmark run, so `entry: 'dist'` runs the current sources. */
 export async function buildServer(): Promise<void> {
-  await promisify(execFile)(
+  built ??= promisify(execFile)(
     process.execPath,
     [path.join(PROJECT_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
     {
       cwd: PROJECT_ROOT,
     },
   );
+  await built;
 }
 
 /** Resolves once `url` answers with a status other than a connection failure. */

@@ -10,7 +10,7 @@ import { loadavg } from 'node:os';
 import path from 'node:path';
 import { createStack, middlewareYaml } from '../stack.ts';
 import { median, peakRss, rssMiB, timedCommand, waitFor } from '../lib/measure.ts';
-import { startServer } from '../lib/server.ts';
+import { buildServer, startServer } from '../lib/server.ts';
 import type { Row } from './types.ts';
 
 /** Polls `GET /api/health` every 50 ms until stopped; `stop` resolves to the slowest answer in ms. */
@@ -52,9 +52,12 @@ async function settled(pid: number): Promise<void> {
 }
 
 export async function backupRow(options: { resources: number; rounds: number }): Promise<Row[]> {
+  // the compiled server, as `npm start` runs it: under tsx every worker thread loads tsx too
+  await buildServer();
   const stack = await createStack(options.resources);
   const work = path.dirname(stack.dataDir);
   const server = await startServer({
+    entry: 'dist',
     dataDir: stack.dataDir,
     pangolinUrl: stack.pangolinUrl,
     backupDir: path.join(work, 'backups'),

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '../../core/config/load.ts';
 import { hasCommand, median, peakRss, timedCommand, waitFor } from '../lib/measure.ts';
-import { startServer } from '../lib/server.ts';
+import { buildServer, startServer } from '../lib/server.ts';
 import type { Row } from './types.ts';
 
 const run = promisify(execFile);
@@ -68,6 +68,8 @@ interface StatsBody {
 }
 
 export async function logsRow(options: { lines: number; dir: string; rounds: number }): Promise<Row[]> {
+  // the compiled server, as `npm start` runs it: under tsx every worker thread loads tsx too
+  await buildServer();
   const rows: Row[] = [];
   const goaccess = await hasCommand('goaccess');
   const gaTimes: number[] = [];
@@ -77,6 +79,7 @@ export async function logsRow(options: { lines: number; dir: string; rounds: num
     const work = path.join(options.dir, `server-${format}`);
     mkdirSync(path.join(work, 'data'), { recursive: true });
     const server = await startServer({
+      entry: 'dist',
       dataDir: path.join(work, 'data'),
       pangolinUrl: 'http://127.0.0.1:9/api/v1',
       accessLog: file,

@@ -161,9 +161,10 @@ function parseClf(line: string): AccessRecord | null {
 /** controlFree() of the chunk whose lines are being read, found once per chunk and only if it has JSON lines. */
 let checkedChunk = '';
 let checkedClean = false;
-function isClean(chunk: string): boolean {
+function isClean(bytes: Uint8Array, chunk: string): boolean {
   if (chunk !== checkedChunk) {
-    checkedClean = controlFree(chunk);
+    // an ASCII chunk: its string's offsets are its bytes' offsets
+    checkedClean = controlFree(bytes, chunk.length);
     checkedChunk = chunk;
   }
   return checkedClean;
@@ -181,7 +182,7 @@ export function parseAsciiLine(b: Uint8Array, text: string, start: number, end: 
   while (end > start && isAsciiSpace(b[end - 1])) end--;
   if (start === end) return null;
   if (b[start] !== 0x7b) return parseClf(text.slice(start, end));
-  const fields = jsonFields(b, text, start, end, isClean(text));
+  const fields = jsonFields(b, text, start, end, isClean(b, text));
   if (fields === undefined) return parseJsonSlow(text.slice(start, end));
   return fields === null ? null : fromEntry(fields);
 }

@@ -7,7 +7,7 @@ import test from 'ava';
 import { readFile } from 'node:fs/promises';
 import { fixture } from '../helpers/shared.ts';
 import { isoTime, parseAccessLine, parseAsciiLine, parseJsonSlow } from '../../plugins/logs/access-log-parse.ts';
-import { jsonFields as walk } from '../../plugins/logs/access-log-json-fields.ts';
+import { controlFree, jsonFields as walk } from '../../plugins/logs/access-log-json-fields.ts';
 
 // eslint-disable-next-line no-control-regex -- the ASCII range starts at NUL
 const isAscii = (line: string) => /^[\x00-\x7f]*$/.test(line);
@@ -151,5 +151,40 @@ test('cached ISO instants equal Date.parse, whatever the order', (t) => {
   ];
   for (const order of [instants, [...instants].reverse()]) {
     for (const text of order) t.is(isoTime(text), Date.parse(text), text);
+  }
+});
+
+test('controlFree finds every control character but line ends, at any offset and alignment', (t) => {
+  // the reference it replaced: a regex over the chunk's string
+  // eslint-disable-next-line no-control-regex -- control characters are what it finds
+  const reference = (text: string) => !/[\x00-\x09\x0b\x0c\x0e-\x1f]|\r(?!\n)/.test(text);
+  const check = (text: string) => {
+    // a view at each byte offset of a larger buffer: the word loop starts at every alignment
+    for (let shift = 0; shift < 4; shift++) {
+      const bytes = Buffer.alloc(text.length + shift + 3, 0x01).subarray(shift, shift + text.length);
+      bytes.write(text, 'latin1');
+      t.is(controlFree(bytes, text.length), reference(text), `${JSON.stringify(text)} at offset ${shift}`);
+    }
+  };
+  const clean = '{"a":"b c"}\n{"d":1}\r\n{"e":"~"}';
+  check(clean);
+  check('');
+  check('\n');
+  check('\r\n');
+  check('\r');
+  check('ab\r');
+  check('a\rb\n');
+  for (let at = 0; at < clean.length; at++)
+    for (const control of ['\x00', '\t', '\x0b', '\x0c', '\x1f', '\x7f', '\r'])
+      check(clean.slice(0, at) + control + clean.slice(at + 1));
+  // random ASCII with rare control characters
+  let seed = 7;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  for (let n = 0; n < 300; n++) {
+    let text = '';
+    const length = Math.floor(random() * 40);
+    for (let i = 0; i < length; i++)
+      text += String.fromCharCode(random() < 0.05 ? Math.floor(random() * 0x20) : 0x20 + Math.floor(random() * 0x5f));
+    check(text);
   }
 });
