@@ -6,6 +6,8 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 /** USER_HZ: /proc/<pid>/stat counts CPU time in clock ticks (100 on every Linux we run on). */
 const TICKS_PER_S = 100;
+/** The granularity of cpuMicros(): /proc counts CPU time in clock ticks. */
+export const CPU_TICK_MS = 1000 / TICKS_PER_S;
 export const SERVER_CORE = '0';
 export const LOAD_CORE = '1';
 

@@ -8,7 +8,16 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import path from 'node:path';
 import { createStack } from '../stack.ts';
-import { cpuMicros, hasCommand, median, spawnPinned, waitFor, wrk, type WrkResult } from '../lib/measure.ts';
+import {
+  CPU_TICK_MS,
+  cpuMicros,
+  hasCommand,
+  median,
+  spawnPinned,
+  waitFor,
+  wrk,
+  type WrkResult,
+} from '../lib/measure.ts';
 import { buildServer, freePort, startServer, waitListening } from '../lib/server.ts';
 import type { Row } from './types.ts';
 
@@ -193,9 +202,9 @@ async function startOurs(stack: {
  * Every round runs on fresh processes (ours and each Node reference). A Node process serving this
  * route settles, after its warm-up, in one of two steady states that differ by 15–40% in CPU per
  * request, and stays there: bare Fastify serving a 10 KiB gzip body measured 22–23 µs in 4 of 6
- * processes and 27–30 µs in 2; Stack Manager 29–33 µs in 4 of 6 and 36–45 µs in 2 (session 9, which
- * traced one slow process: V8 deoptimised Node's stream internals, `emitReadable_`, `endReadableNT`,
- * `emitCloseNT`, for a wrong map when a new load run connected, which fast processes did not).
+ * processes and 27–30 µs in 2; Stack Manager 29–33 µs in 4 of 6 and 36–45 µs in 2 (session 9: each
+ * load run's new connections make V8 deoptimise Node's HTTP and stream code and our fast route for
+ * a wrong map, and the re-optimised code lands in either state; README "Performance").
  * One process per server compares two coin tosses; a fresh set per round samples both states for
  * every server, and the per-round figures show which state each round's processes landed in.
  */
@@ -215,10 +224,11 @@ export async function providerRow(options: { resources: number; rounds: number; 
     // added tens of µs to each: polls are slowed to hourly for this row, and the idle CPU with the
     // default interval is measured by bench/rss.ts; the idle row below is with hourly polls.
     await writeSlowPolling(stack.dataDir, stack.pangolinUrl, 3600);
+    // request headers per variant; the 304 asks with the ETag of the round's own server
     const variants = [
-      { name: 'plain', headers: [] as string[] },
-      { name: 'gzip', headers: ['Accept-Encoding: gzip'] },
-      { name: '304', headers: [] as string[] },
+      { name: 'plain', headers: (_etag: string): string[] => [] },
+      { name: 'gzip', headers: (_etag: string) => ['Accept-Encoding: gzip'] },
+      { name: '304', headers: (etag: string) => [`If-None-Match: ${etag}`] },
     ];
     const results = new Map<string, WrkResult[]>();
     let first: Captured | undefined;
@@ -248,7 +258,7 @@ export async function providerRow(options: { resources: number; rounds: number; 
       // rotate the order each round, so a drift of the shared machine hits every target alike
       const order = targets.map((_, i) => targets[(i + round) % targets.length]);
       for (const variant of variants) {
-        const headers = variant.name === '304' ? [`If-None-Match: ${etag}`] : variant.headers;
+        const headers = variant.headers(etag);
         const measured = order.filter(
           (target) =>
             variant.name !== '304' || target.name === 'Stack Manager' || target.name === 'Fastify, same headers',
@@ -336,11 +346,11 @@ export async function providerRow(options: { resources: number; rounds: number; 
     });
     rows.push({
       measure: 'server CPU while idle (no requests; upstream polled hourly in this row)',
-      // /proc counts CPU in clock ticks (10 ms): below one tick in the window, say so instead of 0
+      // /proc counts CPU in clock ticks: below one tick in the window, say so instead of 0
       ours:
         idleMsPerS > 0
           ? `${idleMsPerS.toFixed(1)} ms per second`
-          : `< ${(10 / options.duration).toFixed(1)} ms per second (no 10 ms CPU tick in ${options.duration} s)`,
+          : `< ${(CPU_TICK_MS / options.duration).toFixed(1)} ms per second (no ${CPU_TICK_MS} ms CPU tick in ${options.duration} s)`,
       reference: '–',
       goal: '(context for the rows above)',
       verdict: '–',

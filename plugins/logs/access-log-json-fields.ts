@@ -283,20 +283,22 @@ export function controlFree(b: Uint8Array, length: number): boolean {
   let i = 0;
   // up to a 4-byte boundary of the underlying buffer, then whole words, then the tail
   while (i < length && (b.byteOffset + i) % 4 !== 0) if (!allowedByte(b, i++, length)) return false;
-  // words > 0 only when the loop above stopped at a boundary (a short input may end before one)
   const words = (length - i) >>> 2;
-  const view = words > 0 ? new Int32Array(b.buffer, b.byteOffset + i, words) : null;
-  for (let k = 0; k < words; k++) {
-    const x = view![k];
-    if (((x | (x << 1)) & 0x40404040) !== 0x40404040) {
-      const at = i + k * 4;
-      if (
-        !allowedByte(b, at, length) ||
-        !allowedByte(b, at + 1, length) ||
-        !allowedByte(b, at + 2, length) ||
-        !allowedByte(b, at + 3, length)
-      )
-        return false;
+  // words > 0 only when the loop above stopped at a boundary (a short input may end before one)
+  if (words > 0) {
+    const view = new Int32Array(b.buffer, b.byteOffset + i, words);
+    for (let k = 0; k < words; k++) {
+      const x = view[k];
+      if (((x | (x << 1)) & 0x40404040) !== 0x40404040) {
+        const at = i + k * 4;
+        if (
+          !allowedByte(b, at, length) ||
+          !allowedByte(b, at + 1, length) ||
+          !allowedByte(b, at + 2, length) ||
+          !allowedByte(b, at + 3, length)
+        )
+          return false;
+      }
     }
   }
   for (let j = i + words * 4; j < length; j++) if (!allowedByte(b, j, length)) return false;
