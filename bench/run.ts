@@ -3,7 +3,7 @@
  * the same run, the server pinned to core 0 and the load generator / reference tools on core 1
  * (see bench/lib/measure.ts), printed as a Markdown table ready for README's "Performance".
  *
- *   npm run bench -- [--resources 1000] [--rows provider,startup,logs,backup] [--rounds 5] [--duration 5]
+ *   npm run bench -- [--resources 1000] [--rows provider,startup,logs,backup] [--rounds 5] [--duration 3]
  *                    [--startup-resources 1000,10000] [--startup-entry dist|tsx] [--backup-resources 10000]
  *                    [--log-lines 1000000] [--log-dir /tmp/sm-bench-logs]  (logs are generated there once, ≈1 GB per million JSON lines)
  */
@@ -20,7 +20,7 @@ function arg(name: string, fallback: string): string {
 const resources = Number(arg('resources', '1000'));
 const rows = arg('rows', 'provider,startup,logs,backup').split(',');
 const rounds = Number(arg('rounds', '5'));
-const duration = Number(arg('duration', '5'));
+const duration = Number(arg('duration', '3'));
 const logLines = Number(arg('log-lines', '1000000'));
 const logDir = arg('log-dir', '/tmp/sm-bench-logs');
 const backupResources = Number(arg('backup-resources', '10000'));
@@ -44,7 +44,7 @@ for (const name of rows) {
 }
 
 const lines = [
-  `Node ${process.version}, ${new Date().toISOString().slice(0, 10)}; server on core 0, load generator and reference tools on core 1; medians of ${rounds} interleaved rounds (${duration} s each for HTTP)`,
+  `Node ${process.version}, ${new Date().toISOString().slice(0, 10)}; server on core 0, load generator and reference tools on core 1; medians of ${rounds} interleaved rounds (HTTP: ${duration} s runs, the median of 3 per process)`,
   '',
   '| Measure | Stack Manager | Reference in the same run | Goal | Result |',
   '|---|---|---|---|---|',

@@ -1,6 +1,7 @@
 /** Measuring helpers shared by the benchmark rows: wrk on core 1, CPU ticks and RSS from /proc, medians. */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { openSync, readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -44,18 +45,26 @@ function statFields(pid: number): string[] {
   return text.slice(text.lastIndexOf(')') + 2).split(' ');
 }
 
-/** utime + stime of a process tree, in µs. */
-export function cpuMicros(pid: number): number {
-  let ticks = 0;
+/** User and system CPU of a process tree, in µs. */
+export function cpuSplit(pid: number): { user: number; system: number } {
+  let user = 0;
+  let system = 0;
   for (const p of processTree(pid)) {
     try {
       const f = statFields(p);
-      ticks += Number(f[11]) + Number(f[12]);
+      user += Number(f[11]);
+      system += Number(f[12]);
     } catch {
       // gone
     }
   }
-  return (ticks * 1_000_000) / TICKS_PER_S;
+  return { user: (user * 1_000_000) / TICKS_PER_S, system: (system * 1_000_000) / TICKS_PER_S };
+}
+
+/** utime + stime of a process tree, in µs. */
+export function cpuMicros(pid: number): number {
+  const { user, system } = cpuSplit(pid);
+  return user + system;
 }
 
 /** VmRSS of one process, MiB. */
@@ -93,6 +102,10 @@ export interface WrkResult {
   requests: number;
   errors: number;
   cpuUsPerReq: number;
+  /** the user-mode part of cpuUsPerReq (JavaScript, V8, Node) */
+  userUsPerReq: number;
+  /** the kernel part (the loopback TCP path: writev, softirq delivery to the client, ACKs) */
+  sysUsPerReq: number;
 }
 
 function ms(text: string): number {
@@ -101,6 +114,16 @@ function ms(text: string): number {
   return Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1);
 }
 
+/**
+ * Stock wrk writes its request headers in the order of a Lua table walk, which LuaJIT's seeded string
+ * hashing changes from one wrk process to the next (`Host, Accept-Encoding` in one run,
+ * `Accept-Encoding, Host` in the next): every run handed the server `req.headers` objects of a new
+ * shape, V8 deoptimised the code that reads them (Node's `parserOnIncoming`, our fast route) and
+ * the re-optimised code settled in a faster or a slower state at random (session 10). This script
+ * writes Host first and the others sorted by name, as Go's net/http (Traefik) does, in every run.
+ */
+const FIXED_ORDER = path.join(import.meta.dirname, 'wrk-fixed-order.lua');
+
 /** wrk -t1 -c10 pinned to the load core against `url`; the server's CPU µs per request from `serverPid`. */
 export async function wrk(
   url: string,
@@ -108,20 +131,22 @@ export async function wrk(
   options: { duration: number; headers?: string[] },
 ): Promise<WrkResult> {
   const headers = (options.headers ?? []).flatMap((h) => ['-H', h]);
-  const cpu0 = cpuMicros(serverPid);
+  const cpu0 = cpuSplit(serverPid);
   const { stdout } = await run(
     'taskset',
-    ['-c', LOAD_CORE, 'wrk', '-t1', '-c10', `-d${options.duration}s`, '--latency', ...headers, url],
+    ['-c', LOAD_CORE, 'wrk', '-t1', '-c10', `-d${options.duration}s`, '--latency', '-s', FIXED_ORDER, ...headers, url],
     { maxBuffer: 1 << 20 },
   );
-  const cpu1 = cpuMicros(serverPid);
+  const cpu1 = cpuSplit(serverPid);
   const requests = Number(/(\d+) requests in/.exec(stdout)?.[1] ?? 0);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? 0);
   const p99 = /99%\s+(\S+)/.exec(stdout)?.[1] ?? '';
   const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? 0);
   const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
   const errors = non2xx + (socketErrors ? socketErrors.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
-  return { rps, p99Ms: ms(p99), requests, errors, cpuUsPerReq: requests ? (cpu1 - cpu0) / requests : NaN };
+  const user = requests ? (cpu1.user - cpu0.user) / requests : NaN;
+  const sys = requests ? (cpu1.system - cpu0.system) / requests : NaN;
+  return { rps, p99Ms: ms(p99), requests, errors, cpuUsPerReq: user + sys, userUsPerReq: user, sysUsPerReq: sys };
 }
 
 /** Spawns `command` pinned to the server core. */
