@@ -9,7 +9,7 @@
  */
 import { backupRow } from './rows/backup.ts';
 import { logsRow } from './rows/logs.ts';
-import { providerRow } from './rows/provider.ts';
+import { providerRow, RUNS_PER_ROUND } from './rows/provider.ts';
 import { startupRow } from './rows/startup.ts';
 import type { Row } from './rows/types.ts';
 
@@ -44,7 +44,7 @@ for (const name of rows) {
 }
 
 const lines = [
-  `Node ${process.version}, ${new Date().toISOString().slice(0, 10)}; server on core 0, load generator and reference tools on core 1; medians of ${rounds} interleaved rounds (HTTP: ${duration} s runs, the median of 3 per process)`,
+  `Node ${process.version}, ${new Date().toISOString().slice(0, 10)}; server on core 0, load generator and reference tools on core 1; medians of ${rounds} interleaved rounds (HTTP: ${duration} s runs, the median of ${RUNS_PER_ROUND} per process)`,
   '',
   '| Measure | Stack Manager | Reference in the same run | Goal | Result |',
   '|---|---|---|---|---|',

@@ -118,9 +118,9 @@ function ms(text: string): number {
  * Stock wrk writes its request headers in the order of a Lua table walk, which LuaJIT's seeded string
  * hashing changes from one wrk process to the next (`Host, Accept-Encoding` in one run,
  * `Accept-Encoding, Host` in the next): every run handed the server `req.headers` objects of a new
- * shape, V8 deoptimised the code that reads them (Node's `parserOnIncoming`, our fast route) and
- * the re-optimised code settled in a faster or a slower state at random (session 10). This script
- * writes Host first and the others sorted by name, as Go's net/http (Traefik) does, in every run.
+ * shape, and V8 deoptimised the code that reads them (Node's `parserOnIncoming`, our fast route;
+ * the "wrong map" deopts session 9 traced). This script writes Host first and the others sorted by
+ * name, as Go's net/http (Traefik) does, in every run (session 10).
  */
 const FIXED_ORDER = path.join(import.meta.dirname, 'wrk-fixed-order.lua');
 

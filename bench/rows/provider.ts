@@ -141,7 +141,7 @@ http {
  * connections measured 14–16 µs or 24–28 µs of system CPU per request for the same process,
  * ours and bare Fastify alike (session 10). One run per round sampled that coin toss once.
  */
-const RUNS_PER_ROUND = 3;
+export const RUNS_PER_ROUND = 3;
 
 /** The run with the median CPU per request. */
 function medianRun(runs: WrkResult[]): WrkResult {
@@ -216,9 +216,9 @@ async function startOurs(stack: {
  * Every round runs on fresh processes (ours and each Node reference). A Node process serving this
  * route settles, after its warm-up, in one of two steady states that differ by 15–40% in CPU per
  * request, and stays there: bare Fastify serving a 10 KiB gzip body measured 22–23 µs in 4 of 6
- * processes and 27–30 µs in 2; Stack Manager 29–33 µs in 4 of 6 and 36–45 µs in 2 (session 9: each
- * load run's new connections make V8 deoptimise Node's HTTP and stream code and our fast route for
- * a wrong map, and the re-optimised code lands in either state; README "Performance").
+ * processes and 27–30 µs in 2; Stack Manager 29–33 µs in 4 of 6 and 36–45 µs in 2 (session 9). The
+ * per-process part is user time (session 10: a V8 state where `process.nextTick`'s tick objects are
+ * built by the runtime); the per-run part is the kernel's (RUNS_PER_ROUND); README "Performance".
  * One process per server compares two coin tosses; a fresh set per round samples both states for
  * every server, and the per-round figures show which state each round's processes landed in.
  */
