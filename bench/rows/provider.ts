@@ -217,8 +217,9 @@ async function startOurs(stack: {
  * route settles, after its warm-up, in one of two steady states that differ by 15–40% in CPU per
  * request, and stays there: bare Fastify serving a 10 KiB gzip body measured 22–23 µs in 4 of 6
  * processes and 27–30 µs in 2; Stack Manager 29–33 µs in 4 of 6 and 36–45 µs in 2 (session 9). The
- * per-process part is user time (session 10: a V8 state where `process.nextTick`'s tick objects are
- * built by the runtime); the per-run part is the kernel's (RUNS_PER_ROUND); README "Performance".
+ * per-process part was user time (a V8 state where `process.nextTick`'s tick objects are built by the
+ * runtime after a full GC freed their maps: our server keeps one alive since session 11,
+ * core/tick-shape.ts; the references do not); the per-run part is the kernel's (RUNS_PER_ROUND); README "Performance".
  * One process per server compares two coin tosses; a fresh set per round samples both states for
  * every server, and the per-round figures show which state each round's processes landed in.
  */
@@ -238,10 +239,12 @@ export async function providerRow(options: { resources: number; rounds: number; 
     // added tens of µs to each: polls are slowed to hourly for this row, and the idle CPU with the
     // default interval is measured by bench/rss.ts; the idle row below is with hourly polls.
     await writeSlowPolling(stack.dataDir, stack.pangolinUrl, 3600);
-    // request headers per variant; the 304 asks with the ETag of the round's own server
+    // request headers per variant; the 304 asks with the ETag of the round's own server. Gzip first,
+    // on processes that have served nothing else, as Traefik's polls (Go's client always asks for
+    // gzip) find them
     const variants = [
+      { name: 'gzip', headers: (_etag: string): string[] => ['Accept-Encoding: gzip'] },
       { name: 'plain', headers: (_etag: string): string[] => [] },
-      { name: 'gzip', headers: (_etag: string) => ['Accept-Encoding: gzip'] },
       { name: '304', headers: (etag: string) => [`If-None-Match: ${etag}`] },
     ];
     const results = new Map<string, WrkResult[]>();
