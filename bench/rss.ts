@@ -47,7 +47,7 @@ let port = 0;
 let buffered = '';
 child.stdout.on('data', (chunk: Buffer) => {
   buffered += chunk.toString();
-  const match = /"port":(\d+),[^\n]*"msg":"Stack Manager listening"/.exec(buffered);
+  const match = /"port":(\d+),[^\n]*"msg":"Stack Manager listening/.exec(buffered);
   if (match) port = Number(match[1]);
 });
 while (port === 0) await new Promise((resolve) => setTimeout(resolve, 50));

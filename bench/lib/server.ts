@@ -26,7 +26,7 @@ export interface ServerSettings {
    * the TypeScript sources through tsx, whose transpiling adds seconds at startup but nothing later.
    */
   entry?: 'tsx' | 'dist';
-  /** Node options before the entry, replacing the entry's own (`dist`: `--max-semi-space-size=2`). */
+  /** Node options before the entry, replacing the entry's own (`dist`: `--max-semi-space-size=8`). */
   nodeOptions?: string[];
 }
 
@@ -61,7 +61,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     settings.entry === 'dist'
       ? // package.json's "start" script
         [
-          ...(settings.nodeOptions ?? ['--max-semi-space-size=2']),
+          ...(settings.nodeOptions ?? ['--max-semi-space-size=8']),
           path.join(PROJECT_ROOT, 'dist', 'plugins', 'main.js'),
         ]
       : [...(settings.nodeOptions ?? []), '--import', 'tsx', path.join(PROJECT_ROOT, 'plugins', 'main.ts')];

@@ -60,10 +60,14 @@ async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): P
     saved = null;
     snapshots.save(generation);
   });
+  // the answer object is reused while it holds: a poll allocates nothing here (issue 11)
+  let answer: { generation: Servable; stale: boolean } | null = null;
   const served = (): { generation: Servable; stale: boolean } | null => {
-    const generation = provider.current();
-    if (generation) return { generation, stale: isStale(app) };
-    return saved ? { generation: saved, stale: true } : null;
+    const generation = provider.current() ?? saved;
+    if (!generation) return null;
+    const stale = generation === saved || isStale(app);
+    if (answer === null || answer.generation !== generation || answer.stale !== stale) answer = { generation, stale };
+    return answer;
   };
 
   // G1: every input change regenerates (coalesced); requests only copy the stored bytes

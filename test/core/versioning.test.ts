@@ -1,6 +1,6 @@
 import test from 'ava';
 import { build } from '../helpers/build.ts';
-import { requestedVersion } from '../../core/versioning.ts';
+import { newRequestId, requestedVersion } from '../../core/versioning.ts';
 
 test('version 1 is the default and can be asked for explicitly', async (t) => {
   const app = await build(t);
@@ -57,4 +57,20 @@ test('requestedVersion reads the version parameter of any media range', (t) => {
   t.is(requestedVersion('application/json'), undefined);
   t.is(requestedVersion('application/json; version=3'), '3');
   t.is(requestedVersion('text/plain, application/json;version="1"'), '1');
+});
+
+test('new request ids are distinct random version-4 UUIDs, across refills of the entropy pool', (t) => {
+  const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+  const seen = new Set<string>();
+  // 256 ids per pool: 3,000 cross eleven refills
+  for (let i = 0; i < 3000; i++) {
+    const id = newRequestId();
+    if (!UUID_V4.test(id)) return t.fail(`id ${i} is not a version-4 UUID: ${id}`);
+    seen.add(id);
+  }
+  t.is(seen.size, 3000);
+  // every hex digit position outside the fixed version/variant bits varies: the bytes are random
+  const ids = [...seen];
+  for (const position of [0, 9, 15, 20, 35])
+    t.true(new Set(ids.map((id) => id[position])).size >= 12, `position ${position}`);
 });

@@ -63,7 +63,7 @@ test('the runtime stage: production dependencies only, dist/ from the build stag
   t.notRegex(user, /^(root|0)(:|$)/);
   t.true(runs.some((r) => r.includes(`useradd`) && r.includes(`--uid 3456`) && r.includes(user)));
   t.deepEqual(execForm(one(runtime, 'ENTRYPOINT')), ['/usr/bin/tini', '--']);
-  t.deepEqual(execForm(one(runtime, 'CMD')), ['node', '--max-semi-space-size=2', 'dist/plugins/main.js']);
+  t.deepEqual(execForm(one(runtime, 'CMD')), ['node', '--max-semi-space-size=8', 'dist/plugins/main.js']);
   t.deepEqual(execForm(one(runtime, 'VOLUME')), ['/data', '/backups']);
   const env = one(runtime, 'ENV');
   t.regex(env, /DATA_DIR=\/data\b/);

@@ -81,7 +81,7 @@ export function startServer(
   // default: the image's CMD (Dockerfile)
   const {
     command = process.execPath,
-    args = ['--max-semi-space-size=2', 'dist/plugins/main.js'],
+    args = ['--max-semi-space-size=8', 'dist/plugins/main.js'],
     ...spawnOptions
   } = options;
   const child = spawn(command, args, { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], ...spawnOptions });

@@ -30,6 +30,7 @@ export interface InstanceView {
 
 export class PollerLog {
   private readonly documents = new Map<string, Map<string, Entry>>();
+  private lastKey: { remoteAddress: string; userAgent: string; tokenName: string | null; key: string } | null = null;
 
   constructor(
     private readonly now: () => number = Date.now,
@@ -51,10 +52,7 @@ export class PollerLog {
   ): void {
     let entries = this.documents.get(document);
     if (!entries) this.documents.set(document, (entries = new Map()));
-    const key =
-      tokenName === null
-        ? `${remoteAddress}\u0000${userAgent}`
-        : `${remoteAddress}\u0000${userAgent}\u0000${tokenName}`;
+    const key = this.keyOf(remoteAddress, userAgent, tokenName);
     const entry = entries.get(key);
     const now = this.now();
     if (entry) {
@@ -65,6 +63,27 @@ export class PollerLog {
     }
     if (entries.size >= this.limit) entries.delete(oldestKey(entries));
     entries.set(key, { remoteAddress, userAgent, tokenName, lastPoll: now, etag, yaml });
+  }
+
+  /**
+   * The map key of an instance. Consecutive polls mostly come from the same instance (one Traefik's
+   * connections): its key is reused, not concatenated and hashed again per request.
+   */
+  private keyOf(remoteAddress: string, userAgent: string, tokenName: string | null): string {
+    const last = this.lastKey;
+    if (
+      last !== null &&
+      last.remoteAddress === remoteAddress &&
+      last.userAgent === userAgent &&
+      last.tokenName === tokenName
+    )
+      return last.key;
+    const key =
+      tokenName === null
+        ? `${remoteAddress}\u0000${userAgent}`
+        : `${remoteAddress}\u0000${userAgent}\u0000${tokenName}`;
+    this.lastKey = { remoteAddress, userAgent, tokenName, key };
+    return key;
   }
 
   /**
