@@ -127,6 +127,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     // attached a second after the app is ready (below): the first provider config does not wait
     // for chokidar's walk of every data file; what changes meanwhile is caught up then
     watch: 'later',
+    watchMode: config.storage.watch,
+    pollIntervalMs: config.storage.poll_interval_ms,
   });
   app.decorate('store', store);
   // a second after ready: chokidar's walk of every data file (0.1–0.2 s at 2,000 files) then does

@@ -17,7 +17,12 @@ export const ConfigSchema = Type.Object({
   log: Type.Object({
     level: Type.Union(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].map((l) => Type.Literal(l))),
   }),
-  storage: Type.Object({ data_dir: Str({ minLength: 1 }) }),
+  storage: Type.Object({
+    data_dir: Str({ minLength: 1 }),
+    // auto: inotify, switching to polling when the kernel's watch limit is reached; poll: always
+    watch: Type.Union([Type.Literal('auto'), Type.Literal('poll')]),
+    poll_interval_ms: Int(100, 60_000),
+  }),
   backup: Type.Object({
     dir: Str({ minLength: 1 }),
     retention: Type.Object({ keep_last: Int(0), max_age_days: Int(0) }),
@@ -103,6 +108,8 @@ export const ENV_MAP: Record<string, string> = {
   REQUEST_TIMEOUT_MS: 'server.request_timeout_ms',
   LOG_LEVEL: 'log.level',
   DATA_DIR: 'storage.data_dir',
+  DATA_WATCH: 'storage.watch',
+  DATA_POLL_INTERVAL_MS: 'storage.poll_interval_ms',
   BACKUP_DIR: 'backup.dir',
   BACKUP_KEEP_LAST: 'backup.retention.keep_last',
   BACKUP_MAX_AGE_DAYS: 'backup.retention.max_age_days',

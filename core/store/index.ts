@@ -1,4 +1,5 @@
 /** The YAML file store: the only code that touches files under the data dir (API.md §3). */
+import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
@@ -38,6 +39,41 @@ export interface StoreOptions {
   now?: () => string;
   /** Cluster mode: the replication log writes are committed to first (core/cluster/replication.ts). */
   replica?: StoreReplica;
+  /**
+   * `auto` (default): chokidar on inotify, one kernel watch per file and dir, switched to polling
+   * when the kernel's watch limit is reached; `poll`: always polling (storage.watch).
+   */
+  watchMode?: 'auto' | 'poll';
+  /** Polling: how often each file's stat is compared (storage.poll_interval_ms, default 2000). */
+  pollIntervalMs?: number;
+}
+
+const DEFAULT_POLL_INTERVAL_MS = 2000;
+
+/**
+ * A watcher error that means the kernel gave no more inotify watches (ENOSPC: the per-user
+ * fs.inotify.max_user_watches, shared by every process of the same uid, containers included) or
+ * no more descriptors (EMFILE).
+ */
+function isWatchLimit(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOSPC' || code === 'EMFILE';
+}
+
+/**
+ * The inotify watch limit that applies, for the log line: the host's sysctl and, inside a user
+ * namespace, the namespace's own (lower) one; null where /proc does not say.
+ */
+function inotifyWatchLimit(): number | null {
+  const limits = ['/proc/sys/fs/inotify/max_user_watches', '/proc/sys/user/max_inotify_watches'].flatMap((file) => {
+    try {
+      const value = Number(readFileSync(file, 'utf8').trim());
+      return Number.isSafeInteger(value) && value > 0 ? [value] : [];
+    } catch {
+      return [];
+    }
+  });
+  return limits.length > 0 ? Math.min(...limits) : null;
 }
 
 /** chokidar's directory rescan is throttled to 1 s; the second look after our own write comes after it. */
@@ -78,6 +114,12 @@ class Store implements YamlStore {
   private readonly chains = new Map<string, Promise<void>>();
   private readonly inFlight = new Set<Promise<unknown>>();
   private watcher: FSWatcher | null = null;
+  /** Settles when the current watcher has walked the data dir (its 'ready'). */
+  private watcherReady: Promise<void> = Promise.resolve();
+  /** Date.now() when the current watcher was started: a switch to polling catches up from there. */
+  private watcherStartedAt = 0;
+  /** The watcher polls: storage.watch is `poll`, or the kernel's watch limit was reached. */
+  private polling: boolean;
   private readonly dirWaiters = new Map<string, () => void>();
   private readonly recheckTimers = new Set<NodeJS.Timeout>();
   /** Dirs written in bulk right now (their writes are caught up at the end, not one by one). */
@@ -86,6 +128,7 @@ class Store implements YamlStore {
 
   constructor(private readonly options: StoreOptions) {
     this.dataDir = path.resolve(options.dataDir);
+    this.polling = options.watchMode === 'poll';
     this.ctx = {
       dataDir: this.dataDir,
       locks: new DirectoryLocks(),
@@ -130,23 +173,71 @@ class Store implements YamlStore {
   }
 
   private async startWatcher(): Promise<void> {
-    this.watcher = watch(this.dataDir, {
+    const interval = this.options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+    this.watcherStartedAt = Date.now();
+    const polling = this.polling;
+    const watcher = watch(this.dataDir, {
       ignoreInitial: true,
       ignored: (file) => ignored(this.dataDir, file),
       depth: 4,
+      usePolling: polling,
+      interval,
+      binaryInterval: interval,
     });
+    this.watcher = watcher;
+    this.watcherReady = new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
     const onEvent = (file: string) => this.schedule(path.resolve(file));
-    this.watcher.on('add', onEvent).on('change', onEvent).on('unlink', onEvent);
+    watcher.on('add', onEvent).on('change', onEvent).on('unlink', onEvent);
     const onDir = (dir: string) => {
       this.dirWaiters.get(path.resolve(dir))?.();
       const collection = this.collections.find((c) => c.dir === path.resolve(dir));
       if (collection) this.rescan(collection, () => collection.resync());
     };
-    this.watcher.on('addDir', onDir).on('unlinkDir', onDir);
-    this.watcher.on('error', (err) => this.options.logger.error({ err }, 'data dir watcher error'));
-    const watcher = this.watcher;
-    await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+    watcher.on('addDir', onDir).on('unlinkDir', onDir);
+    watcher.on('error', (err) => {
+      if (!isWatchLimit(err)) this.options.logger.error({ err }, 'data dir watcher error');
+      else if (!this.polling) this.switchToPolling(watcher, err as NodeJS.ErrnoException);
+      // else: the rest of the inotify walk after the switch, failing the same way (logged once)
+    });
+    await this.watcherReady;
     if (this.closed) await watcher.close();
+    else if (polling)
+      this.options.logger.info({ interval_ms: interval }, `watching the data dir by polling every ${interval} ms`);
+  }
+
+  /**
+   * The kernel refused a watch: files past that point would never report a hand edit. The inotify
+   * watcher finishes its walk (the remaining watches fail at once), is closed, which gives its watches
+   * back, and a polling one takes over; what changed since the inotify watcher started is caught up
+   * from mtimes, as at startup. Logged once, with the limit and how to raise it.
+   */
+  private switchToPolling(from: FSWatcher, err: NodeJS.ErrnoException): void {
+    this.polling = true;
+    const interval = this.options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+    const limit = inotifyWatchLimit();
+    this.options.logger.warn(
+      { code: err.code, path: (err as { path?: string }).path, max_user_watches: limit, interval_ms: interval },
+      `the data dir watcher reached the kernel's inotify limit (${err.code}${limit ? `, fs.inotify.max_user_watches = ${limit}` : ''}): ` +
+        `hand edits are now found by polling every ${interval} ms. To watch with inotify again, raise the limit on the host ` +
+        `(sysctl fs.inotify.max_user_watches=524288; every file and dir of the data dir takes one watch) and restart`,
+    );
+    const since = this.watcherStartedAt - 1000; // mtime granularity and clock skew margin
+    this.track(
+      (async () => {
+        await this.watcherReady;
+        // reload() or close() replaced or closed it meanwhile: the next watcher polls already
+        if (this.closed || this.watcher !== from) return;
+        this.watcher = null;
+        await from.close();
+        if (this.closed) return;
+        await this.startWatcher();
+        if (this.closed) return;
+        for (const collection of this.collections) await collection.catchUp(since);
+        for (const document of this.documents) await document.ingest('file', 'final');
+      })().catch((error) =>
+        this.options.logger.error({ err: error }, 'the switch to polling failed; hand edits need a restart'),
+      ),
+    );
   }
 
   async collection<T>(options: CollectionOptions<T>): Promise<Collection<T>> {

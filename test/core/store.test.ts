@@ -282,3 +282,33 @@ test('watch "later": edits made before the watcher is attached are taken in when
   await writeFile(path.join(dir, 'items', 'late.yaml'), 'name: Late\nvalue: 4\n');
   await waitFor(() => items.get('late')?.data.value === 4, 5000);
 });
+
+test('polling (storage.watch poll): hand edits, deletes and bulk writes are seen; API writes are not re-read as hand edits', async (t) => {
+  const dir = await tempDir(t);
+  const logger = memoryLogger();
+  const store = await openStore({ dataDir: dir, logger, watchMode: 'poll', pollIntervalMs: 100 });
+  t.teardown(() => store.close());
+  t.true(logger.lines.some((l) => l.msg === 'watching the data dir by polling every 100 ms'));
+  const items = await store.collection<Item>({ name: 'items', schema: ItemSchema });
+  const events: string[] = [];
+  items.onChange((e) => events.push(`${e.type}:${e.id}:${e.source}`));
+  await writeFile(path.join(dir, 'items', 'hand.yaml'), 'name: By hand\nvalue: 7\n');
+  await waitFor(() => items.get('hand'), 1000);
+  // an API write, then a hand edit of the same file: the edit wins, the write is not taken as one
+  await items.update('hand', (c) => ({ ...c!.data, value: 8 }));
+  await store.settle();
+  await writeFile(path.join(dir, 'items', 'hand.yaml'), 'name: By hand\nvalue: 9\n');
+  await waitFor(() => items.get('hand')?.data.value === 9, 1000);
+  await items.updateMany(
+    Array.from({ length: 50 }, (_, i) => ({ id: `bulk-${i}`, mutate: () => ({ name: `Bulk ${i}`, value: i }) })),
+  );
+  await writeFile(path.join(dir, 'items', 'bulk-7.yaml'), 'name: Edited\nvalue: 700\n');
+  await waitFor(() => items.get('bulk-7')?.data.value === 700, 1000);
+  await unlink(path.join(dir, 'items', 'hand.yaml'));
+  await waitFor(() => !items.has('hand'), 1000);
+  t.deepEqual(
+    events.filter((e) => !e.startsWith('upsert:bulk-') || e === 'upsert:bulk-7:file'),
+    ['upsert:hand:file', 'upsert:hand:api', 'upsert:hand:file', 'upsert:bulk-7:file', 'delete:hand:file'],
+  );
+  t.is(events.filter((e) => e.startsWith('upsert:bulk-') && e.endsWith(':api')).length, 50);
+});
