@@ -149,6 +149,31 @@ export async function wrk(
   return { rps, p99Ms: ms(p99), requests, errors, cpuUsPerReq: user + sys, userUsPerReq: user, sysUsPerReq: sys };
 }
 
+/** Every server and tool the bench started that is still running: stopped if the bench is interrupted. */
+const children = new Set<ChildProcess>();
+let stopOnExit = false;
+
+function track(child: ChildProcess): ChildProcess {
+  if (!stopOnExit) {
+    stopOnExit = true;
+    // Ctrl-C (or a kill) of the bench would otherwise leave pinned servers, nginx and wrk running
+    const stopAll = () => children.forEach((c) => c.kill('SIGKILL'));
+    process.once('exit', stopAll);
+    for (const [signal, code] of [
+      ['SIGINT', 130],
+      ['SIGTERM', 143],
+      ['SIGHUP', 129],
+    ] as const)
+      process.once(signal, () => {
+        process.stderr.write(`bench: ${signal}, stopping ${children.size} processes\n`);
+        process.exit(code);
+      });
+  }
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
 /** Spawns `command` pinned to the server core. */
 export function spawnPinned(
   command: string,
@@ -156,11 +181,13 @@ export function spawnPinned(
   options: { env?: NodeJS.ProcessEnv; cwd?: string; quiet?: boolean; logFile?: string } = {},
 ): ChildProcess {
   const log = options.logFile ? openSync(options.logFile, 'a') : null;
-  return spawn('taskset', ['-c', SERVER_CORE, command, ...args], {
-    env: options.env ?? process.env,
-    cwd: options.cwd,
-    stdio: ['ignore', log ?? (options.quiet ? 'ignore' : 'pipe'), log ?? (options.quiet ? 'ignore' : 'inherit')],
-  });
+  return track(
+    spawn('taskset', ['-c', SERVER_CORE, command, ...args], {
+      env: options.env ?? process.env,
+      cwd: options.cwd,
+      stdio: ['ignore', log ?? (options.quiet ? 'ignore' : 'pipe'), log ?? (options.quiet ? 'ignore' : 'inherit')],
+    }),
+  );
 }
 
 /** Time and peak RSS of a command pinned to the server core (GNU time is not needed: we sample /proc). */
