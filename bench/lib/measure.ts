@@ -195,6 +195,7 @@ export async function timedCommand(
   command: string,
   args: string[],
   cwd?: string,
+  okCodes: number[] = [0],
 ): Promise<{ seconds: number; peakMiB: number }> {
   const t0 = performance.now();
   const child = spawnPinned(command, args, { cwd, quiet: true });
@@ -204,7 +205,7 @@ export async function timedCommand(
   }, 20);
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   clearInterval(timer);
-  if (code !== 0) throw new Error(`${command} exited with ${code}`);
+  if (code === null || !okCodes.includes(code)) throw new Error(`${command} exited with ${code}`);
   return { seconds: (performance.now() - t0) / 1000, peakMiB };
 }
 

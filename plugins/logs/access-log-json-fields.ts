@@ -41,6 +41,42 @@ const enum Slot {
 }
 const values: unknown[] = new Array(Slot.None).fill(undefined);
 
+/**
+ * jsonFieldsInto()'s reading: the wanted values by slot (undefined: absent key), and for a text
+ * field read as a byte range, SPAN with the range in spanStarts/spanEnds.
+ */
+export const fieldValues: readonly unknown[] = values;
+export const SPAN = Symbol('byte range');
+export const spanStarts = new Int32Array(Slot.None);
+export const spanEnds = new Int32Array(Slot.None);
+/** The slots of fieldValues. */
+export const FIELD = {
+  ClientHost: Slot.ClientHost,
+  DownstreamContentSize: Slot.DownstreamContentSize,
+  DownstreamStatus: Slot.DownstreamStatus,
+  Duration: Slot.Duration,
+  RequestHost: Slot.RequestHost,
+  RequestMethod: Slot.RequestMethod,
+  RequestPath: Slot.RequestPath,
+  RouterName: Slot.RouterName,
+  ServiceName: Slot.ServiceName,
+  StartUTC: Slot.StartUTC,
+  Time: Slot.Time,
+} as const;
+/** The slots whose string values the stats read from the line's bytes (counted fields, the instants). */
+const TEXT_SLOT = new Array<boolean>(Slot.None).fill(false);
+for (const slot of [
+  Slot.ClientHost,
+  Slot.RequestHost,
+  Slot.RequestMethod,
+  Slot.RequestPath,
+  Slot.RouterName,
+  Slot.ServiceName,
+  Slot.StartUTC,
+  Slot.Time,
+])
+  TEXT_SLOT[slot] = true;
+
 const NAMES: [string, Slot][] = [
   ['ClientHost', Slot.ClientHost],
   ['DownstreamContentSize', Slot.DownstreamContentSize],
@@ -163,6 +199,18 @@ function scanNumber(b: Uint8Array, i: number, end: number): number {
   return i;
 }
 
+/** The value of the valid JSON number b[start, end): digits only (most) without a string, else Number(). */
+function numberAt(b: Uint8Array, text: string, start: number, end: number): number {
+  if (end - start > 15) return Number(text.slice(start, end));
+  let value = 0;
+  for (let k = start; k < end; k++) {
+    const d = b[k] - 0x30;
+    if (d < 0 || d > 9) return Number(text.slice(start, end));
+    value = value * 10 + d;
+  }
+  return value;
+}
+
 /** `word` (ASCII) at b[i..]: the position after it, or INVALID. */
 function scanWord(b: Uint8Array, i: number, end: number, word: string): number {
   if (i + word.length > end) return INVALID;
@@ -175,8 +223,11 @@ function wantedSlot(b: Uint8Array, start: number, end: number): Slot {
   const length = end - start;
   if (length >= BY_LENGTH.length) return Slot.None;
   const candidates = BY_LENGTH[length];
+  const last = b[end - 1];
   for (let c = 0; c < candidates.length; c++) {
     const name = candidates[c].bytes;
+    // most keys of a wanted key's length differ from it in the last byte (ClientPort, ClientHost)
+    if (name[length - 1] !== last) continue;
     let k = 0;
     while (k < length && b[start + k] === name[k]) k++;
     if (k === length) return candidates[c].slot;
@@ -197,9 +248,25 @@ export function jsonFields(
   end: number,
   controlFree = false,
 ): JsonFields | null | undefined {
+  const read = jsonFieldsInto(b, text, start, end, controlFree, false);
+  return read === true ? collect() : read;
+}
+
+/**
+ * jsonFields() into fieldValues, without building the object; `spans`: a text field's string without
+ * escapes is left in the line as a byte range (SPAN) instead of becoming a string.
+ */
+export function jsonFieldsInto(
+  b: Uint8Array,
+  text: string,
+  start: number,
+  end: number,
+  controlFree: boolean,
+  spans: boolean,
+): true | null | undefined {
   values.fill(undefined);
   let i = skipWhitespace(b, start + 1, end);
-  if (i < end && b[i] === 0x7d) return skipWhitespace(b, i + 1, end) === end ? collect() : null;
+  if (i < end && b[i] === 0x7d) return skipWhitespace(b, i + 1, end) === end ? true : null;
   for (;;) {
     if (i >= end || b[i] !== QUOTE) return null;
     const keyStart = i + 1;
@@ -217,12 +284,18 @@ export function jsonFields(
     if (c === QUOTE) {
       i = scanString(b, text, i, end, controlFree);
       if (i === INVALID) return null;
-      if (slot !== Slot.None)
-        value = escaped ? JSON.parse(text.slice(valueStart, i)) : text.slice(valueStart + 1, i - 1);
+      if (slot !== Slot.None) {
+        if (escaped) value = JSON.parse(text.slice(valueStart, i));
+        else if (spans && TEXT_SLOT[slot]) {
+          value = SPAN;
+          spanStarts[slot] = valueStart + 1;
+          spanEnds[slot] = i - 1;
+        } else value = text.slice(valueStart + 1, i - 1);
+      }
     } else if (c === 0x2d || isDigit(c)) {
       i = scanNumber(b, i, end);
       if (i === INVALID) return null;
-      if (slot !== Slot.None) value = Number(text.slice(valueStart, i));
+      if (slot !== Slot.None) value = numberAt(b, text, valueStart, i);
     } else if (c === 0x7b || c === 0x5b) {
       return undefined;
     } else if (c === 0x74) {
@@ -242,7 +315,7 @@ export function jsonFields(
     i = skipWhitespace(b, i, end);
     if (i >= end) return null;
     const next = b[i++];
-    if (next === 0x7d) return skipWhitespace(b, i, end) === end ? collect() : null;
+    if (next === 0x7d) return skipWhitespace(b, i, end) === end ? true : null;
     if (next !== 0x2c) return null;
     i = skipWhitespace(b, i, end);
   }

@@ -6,30 +6,27 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { isAscii } from 'node:buffer';
-import { parseAccessLine, parseAsciiLine, type AccessRecord } from './access-log-parse.ts';
+import { parseAccessLine, readAsciiLine } from './access-log-parse.ts';
 import { AccessLogStats } from './access-log-stats.ts';
 import type { StatsView } from './schemas.ts';
+import { LineFields } from './line-fields.ts';
 import { inWindow, type TimeWindow } from './time-window.ts';
 
 /** 64 KiB: a chunk's string stays below V8's large-object size, so it dies young instead of piling up until a full GC. */
 const CHUNK = 64 * 1024;
 const NEWLINE = 0x0a;
 
-/** One parsed-or-not line into the stats: unparsable ones skipped, out-of-window ones read only. */
-function count(stats: AccessLogStats, record: AccessRecord | null, window: TimeWindow): void {
+/** One raw line into the stats: empty lines are ignored, unparsable ones skipped, out-of-window ones read only. */
+export function countLine(stats: AccessLogStats, line: string, window: TimeWindow): void {
+  if (line.trim() === '') return;
   stats.linesRead++;
+  const record = parseAccessLine(line);
   if (record === null) {
     stats.skip();
     return;
   }
   stats.parsed(record.format);
-  if (inWindow(record.ms, window)) stats.add(record);
-}
-
-/** One raw line into the stats: empty lines are ignored. */
-export function countLine(stats: AccessLogStats, line: string, window: TimeWindow): void {
-  if (line.trim() === '') return;
-  count(stats, parseAccessLine(line), window);
+  if (inWindow(record.ms, window)) stats.addRecord(record);
 }
 
 /** Where the scan sends lines: an ASCII chunk's lines as offsets into its bytes and string, others as strings. */
@@ -107,12 +104,20 @@ export interface ScanRequest {
 export function scanAccessLog(request: ScanRequest): StatsView {
   const stats = new AccessLogStats();
   const { window } = request;
+  const fields = new LineFields();
   forEachTailLine(request.path, request.maxScanBytes, {
     asciiLine: (bytes, text, start, end) => {
       // an empty or all-space line is not a line read (as countLine's trim)
       let i = start;
       while (i < end && (bytes[i] === 0x20 || (bytes[i] >= 0x09 && bytes[i] <= 0x0d))) i++;
-      if (i < end) count(stats, parseAsciiLine(bytes, text, i, end), window);
+      if (i === end) return;
+      stats.linesRead++;
+      if (!readAsciiLine(bytes, text, i, end, fields)) {
+        stats.skip();
+        return;
+      }
+      stats.parsed(fields.format);
+      if (inWindow(fields.ms, window)) stats.add(fields);
     },
     line: (line) => countLine(stats, line, window),
   });

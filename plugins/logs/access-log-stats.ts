@@ -1,33 +1,23 @@
 /** Aggregates access-log records into the Stats object of API.md §4.13. */
 import type { AccessRecord } from './access-log-parse.ts';
 import type { StatsView } from './schemas.ts';
+import { ByteCounter } from './byte-counter.ts';
 import { LatencyQuantiles } from './latency-quantiles.ts';
+import { LineFields, Text } from './line-fields.ts';
 
 /** API.md §4.13: `requests_per_minute` covers at most the last 1440 minutes. */
 const MINUTES_KEPT = 1440;
 
-type Counter = Map<string, number>;
-/**
- * A new key is stored as a copy: parsed values are slices of the line, and a line is a slice of a
- * whole read chunk, so keeping the slice would keep every chunk a distinct value came from alive.
- */
-const ownCopy = (value: string): string => Buffer.from(value, 'utf8').toString('utf8');
-const bump = (counter: Counter, key: string | null): void => {
-  if (key === null) return;
-  const count = counter.get(key);
-  if (count === undefined) counter.set(ownCopy(key), 1);
-  else counter.set(key, count + 1);
-};
-
 /** Count descending, ties by value ascending (ordinal), `top` entries. */
-function topOf(counter: Counter, top: number): { value: string; count: number }[] {
-  return [...counter]
+function topOf(counter: ByteCounter, top: number): { value: string; count: number }[] {
+  return counter
+    .entries()
     .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
     .slice(0, top)
     .map(([value, count]) => ({ value, count }));
 }
 
-const sortedObject = (counter: Counter): Record<string, number> =>
+const sortedObject = (counter: Map<string, number>): Record<string, number> =>
   Object.fromEntries([...counter].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
 
 export class AccessLogStats {
@@ -40,13 +30,13 @@ export class AccessLogStats {
   /** Per status code 0–999 (every real one): an array add instead of a string key and a Map lookup per line. */
   private readonly commonCodes = new Float64Array(1000);
   /** Any other integer status a JSON line may carry. */
-  private readonly otherCodes: Counter = new Map();
-  private readonly methods: Counter = new Map();
-  private readonly ips: Counter = new Map();
-  private readonly hosts: Counter = new Map();
-  private readonly paths: Counter = new Map();
-  private readonly routers: Counter = new Map();
-  private readonly services: Counter = new Map();
+  private readonly otherCodes = new ByteCounter();
+  private readonly methods = new ByteCounter();
+  private readonly ips = new ByteCounter();
+  private readonly hosts = new ByteCounter();
+  private readonly paths = new ByteCounter();
+  private readonly routers = new ByteCounter();
+  private readonly services = new ByteCounter();
   private readonly minutes: Map<number, number> = new Map();
   /** Lines come in time order: a run of requests in one minute is added to `minutes` once. */
   private runMinute = Number.NaN;
@@ -64,21 +54,28 @@ export class AccessLogStats {
     this.formats.add(format);
   }
 
+  /** One parsed request inside the window, read by a slow path. */
+  addRecord(record: AccessRecord): void {
+    this.add(this.scratch.fromRecord(record));
+  }
+
+  private readonly scratch = new LineFields();
+
   /** One parsed request inside the window. */
-  add(record: AccessRecord): void {
+  add(line: LineFields): void {
     this.requests++;
-    if (this.from === null || record.ms < this.from) this.from = record.ms;
-    if (this.to === null || record.ms > this.to) this.to = record.ms;
-    const status = record.status;
+    if (this.from === null || line.ms < this.from) this.from = line.ms;
+    if (this.to === null || line.ms > this.to) this.to = line.ms;
+    const status = line.status;
     if (status >= 0 && status < 1000) this.commonCodes[status]++;
-    else bump(this.otherCodes, String(status));
-    bump(this.methods, record.method);
-    bump(this.ips, record.ip);
-    bump(this.hosts, record.host);
-    bump(this.paths, record.path);
-    bump(this.routers, record.router);
-    bump(this.services, record.service);
-    const minute = Math.floor(record.ms / 60_000);
+    else this.otherCodes.bump(String(status));
+    this.count(this.methods, line, Text.Method);
+    this.count(this.ips, line, Text.Ip);
+    this.count(this.hosts, line, Text.Host);
+    this.count(this.paths, line, Text.Path);
+    this.count(this.routers, line, Text.Router);
+    this.count(this.services, line, Text.Service);
+    const minute = Math.floor(line.ms / 60_000);
     if (minute === this.runMinute) {
       this.runCount++;
     } else {
@@ -86,8 +83,14 @@ export class AccessLogStats {
       this.runMinute = minute;
       this.runCount = 1;
     }
-    if (record.latencyMs !== null) this.latencies.add(record.latencyMs);
-    this.bytesSent += record.bytes;
+    if (line.latencyMs !== null) this.latencies.add(line.latencyMs);
+    this.bytesSent += line.bytes;
+  }
+
+  private count(counter: ByteCounter, line: LineFields, field: Text): void {
+    const start = line.starts[field];
+    if (start >= 0) counter.bumpBytes(line.b, start, line.ends[field]);
+    else counter.bump(line.strings[field]);
   }
 
   private flushMinute(): void {
@@ -97,9 +100,9 @@ export class AccessLogStats {
   }
 
   /** Status codes and classes as counters, in the same shape for common and other codes. */
-  private statusCounters(): { classes: Counter; codes: Counter } {
-    const classes: Counter = new Map(['1xx', '2xx', '3xx', '4xx', '5xx'].map((c) => [c, 0]));
-    const codes: Counter = new Map(this.otherCodes);
+  private statusCounters(): { classes: Map<string, number>; codes: Map<string, number> } {
+    const classes = new Map(['1xx', '2xx', '3xx', '4xx', '5xx'].map((c) => [c, 0]));
+    const codes = new Map(this.otherCodes.entries());
     this.commonCodes.forEach((count, status) => {
       if (count > 0) codes.set(String(status), count);
     });
@@ -131,7 +134,7 @@ export class AccessLogStats {
       requests: this.requests,
       status_classes: sortedObject(classes),
       status_codes: sortedObject(codes),
-      methods: sortedObject(this.methods),
+      methods: sortedObject(new Map(this.methods.entries())),
       top_ips: topOf(this.ips, top),
       top_hosts: topOf(this.hosts, top),
       top_paths: topOf(this.paths, top),

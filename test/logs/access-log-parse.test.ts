@@ -148,6 +148,18 @@ test('cached ISO instants equal Date.parse, whatever the order', (t) => {
     '2026-11-22T1a:00:00Z',
     '2026-11-22T20:00:00.12aZ',
     '+12026-11-22T10:00:00Z',
+    '2026-02-30T10:00:00Z',
+    '2026-02-29T10:00:00.5Z',
+    '2024-02-29T23:59:59.999Z',
+    '2026-11-31T00:00:00Z',
+    '2026-11-32T00:00:00Z',
+    '2026-11-00T00:00:00Z',
+    '2026-00-10T00:00:00Z',
+    '2026-11-22T10:60:00Z',
+    '2026-11-22T10:00:60Z',
+    '2026-11-22T10:59:59.9Z',
+    '0050-01-01T00:00:00Z',
+    '1969-12-31T23:59:59.5Z',
   ];
   for (const order of [instants, [...instants].reverse()]) {
     for (const text of order) t.is(isoTime(text), Date.parse(text), text);
@@ -187,4 +199,70 @@ test('controlFree finds every control character but line ends, at any offset and
       text += String.fromCharCode(random() < 0.05 ? Math.floor(random() * 0x20) : 0x20 + Math.floor(random() * 0x5f));
     check(text);
   }
+});
+
+const clfBase =
+  '198.51.100.136 - - [01/Nov/2026:00:00:00 +0000] "GET /ocs/v2.php/x?format=json HTTP/2.0" 200 2145 "-" "Mozilla/5.0 (Android)" 49828 "1-Nextcloud-router@http" "http://100.89.128.4:51873" 55ms';
+
+/** CLF lines of every shape the regex reads (or rejects): the byte reader must give what the regex gives. */
+const ODD_CLF = [
+  clfBase,
+  // genericCLF: no router, server URL or duration
+  '192.0.2.15 - - [01/Nov/2026:00:00:01 +0000] "GET /status.php HTTP/1.1" 200 152 "-" "Uptime-Kuma/2.0.2"',
+  '- - - [01/Nov/2026:00:00:01 +0000] "- - HTTP/1.1" 200 - "-" "-"',
+  '192.0.2.15 - alice [01/Nov/2026:00:00:01 -0130] "POST /a b c HTTP/1.1" 404 0 "-" "-" 1 "-" "-" 0ms',
+  '192.0.2.15 - - [01/Nov/2026:00:00:01 +0000] "GET  HTTP/1.1" 200 1 "-" "-"',
+  '192.0.2.15 - - [01/Nov/2026:00:00:01 +0000] "GET /x HTTP/1.1 " 200 1 "-" "-"',
+  '192.0.2.15 - - [01/Nov/2026:00:00:01 +0000] "GET /x"y HTTP/1.1" 200 1 "-" "-"',
+  '192.0.2.15 - - [01/Nov/2026:00:00:01 +0000] "GET /x HTTP/1.1" 200 1 "ref \\"q\\"" "agent \\\\" 3 "r" "u" 7ms',
+  '192.0.2.15 - - [01/Nov/2026:00:00:01 +0000] "GET /x HTTP/1.1" 200 1 "-" "-" 3 "r" "u" 7',
+  '192.0.2.15 - - [01/Nov/2026:00:00:01 +0000] "GET /x HTTP/1.1" 200 1 "-" "-" 3 "r" "u" ms',
+  '192.0.2.15 - - [01/Nov/2026:00:00:01 +0000] "GET /x HTTP/1.1" 200 1 "-" "-" 3 "" "" 12345678901234567890ms',
+  '192.0.2.15 - - [01/Nov/2026:00:00:01 +0000] "GET /x HTTP/1.1" 2000 1 "-" "-"',
+  '192.0.2.15 - - [01/Nov/2026:00:00:01 +0000] "GET /x HTTP/1.1" abc 1 "-" "-"',
+  '192.0.2.15 - - [01/Nov/2026:00:00:01 +0000] "GET /x HTTP/1.1" 200 12a "-" "-"',
+  '192.0.2.15 - - [01/Nov/2026:00:00:01 +0000] "GET /x HTTP/1.1" 200 99999999999999999999 "-" "-"',
+  '192.0.2.15 - - [01/Nov/2026:00:00:01 +0000] "GET /x?a?b HTTP/1.1" 200 1 "-" "-"',
+  '192.0.2.15 - - [1/Nov/2026:00:00:01 +0000] "GET /x HTTP/1.1" 200 1 "-" "-"',
+  '192.0.2.15 - - [01/nov/2026:00:00:01 +0000] "GET /x HTTP/1.1" 200 1 "-" "-"',
+  '192.0.2.15 - - [01/Xyz/2026:00:00:01 +0000] "GET /x HTTP/1.1" 200 1 "-" "-"',
+  '192.0.2.15 - - [99/Feb/0050:29:61:99 +2359] "GET /x HTTP/1.1" 200 1 "-" "-"',
+  '192.0.2.15 - - [01/Nov/2026:00:00:01 0000] "GET /x HTTP/1.1" 200 1 "-" "-"',
+  '192.0.2.15 - - [01/Nov/2026:00:00:01 +0000]] "GET /x HTTP/1.1" 200 1 "-" "-"',
+  '192.0.2.15 - - [] "GET /x HTTP/1.1" 200 1 "-" "-"',
+  '192.0.2.15 -  - [01/Nov/2026:00:00:01 +0000] "GET /x HTTP/1.1" 200 1 "-" "-"',
+  '192.0.2.15 x - [01/Nov/2026:00:00:01 +0000] "GET /x HTTP/1.1" 200 1 "-" "-"',
+  '192.0.2.15 - - [01/Nov/2026:00:00:01 +0000] "GET /x HTTP/1.1" 200 1 "-" "-" trailing',
+  '192.0.2.15 - - [01/Nov/2026:00:00:01 +0000] "GET /x HTTP/1.1" 200 1 "-" "-" 3 "a"b" "u" 7ms',
+  '192.0.2.15 - - [01/Nov/2026:00:00:01 +0000] "GET /x HTTP/1.1" 200 1 "-" "-" 3 "r" "u" 7ms x',
+  '192.0.2.15 - - [01/Nov/2026:00:00:01 +0000] "GET /x HTTP/1.1" 200 1 "-" "- \\" "x" 1 "r" "u" 2ms',
+  '192.0.2.15 - - [01/Nov/2026:00:00:01 +0000] "GET\t/x HTTP/1.1" 200 1 "-" "-"',
+  '192.0.2.15 - - [01/Nov/2026:00:00:01 +0000] "GET /x\rHTTP/1.1" 200 1 "-" "-"',
+  'not a log line',
+  '-',
+];
+
+test('CLF lines read the same with the byte reader as with the regex', (t) => {
+  for (const line of ODD_CLF) {
+    t.deepEqual(fastRead(line), parseAccessLine(line), line);
+    t.deepEqual(fastRead(` ${line}  `), parseAccessLine(line), `${line} with spaces around`);
+  }
+  t.truthy(fastRead(clfBase), 'the base line parses');
+  // random edits of the base line at its structural characters
+  let seed = 11;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const pieces = [' ', '"', '\\', '[', ']', '-', '?', '0', 'ms', ' "x"', '\t'];
+  let parsed = 0;
+  for (let n = 0; n < 3000; n++) {
+    let line = clfBase;
+    for (let edits = 1 + Math.floor(random() * 3); edits > 0; edits--) {
+      const at = Math.floor(random() * line.length);
+      const cut = random() < 0.5 ? Math.floor(random() * 3) : 0;
+      line = line.slice(0, at) + pieces[Math.floor(random() * pieces.length)] + line.slice(at + cut);
+    }
+    const expected = parseAccessLine(line);
+    if (expected) parsed++;
+    t.deepEqual(fastRead(line), expected, line);
+  }
+  t.true(parsed > 300, `${parsed} of the edited lines still parse`);
 });

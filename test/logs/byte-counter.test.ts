@@ -1,0 +1,48 @@
+/**
+ * The stats' counters (issue 11): values counted from byte ranges and from strings must give exactly
+ * what a Map of strings gives, through table growth, arena growth and hash collisions.
+ */
+import test from 'ava';
+import { ByteCounter } from '../../plugins/logs/byte-counter.ts';
+
+test('counts equal a Map of strings, whether values come as bytes or strings', (t) => {
+  const counter = new ByteCounter();
+  const reference = new Map<string, number>();
+  let seed = 3;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const values = Array.from({ length: 20_000 }, (_, i) =>
+    i % 5 === 0 ? `/päth/${i} ✓` : i % 7 === 0 ? '' : `/api/v1/org/${Math.floor(random() * 1e9)}/x`,
+  );
+  // one chunk holding the ASCII values, as the scan hands them over
+  const chunk = Buffer.from(values.join('\n'), 'utf8');
+  const offsets: number[] = [];
+  for (let i = 0, at = 0; i < values.length; i++) {
+    offsets.push(at);
+    at += Buffer.byteLength(values[i]) + 1;
+  }
+  for (let round = 0; round < 3; round++) {
+    for (let i = 0; i < values.length; i += 1 + Math.floor(random() * 3)) {
+      const value = values[i];
+      if ((i + round) % 2 === 0) counter.bumpBytes(chunk, offsets[i], offsets[i] + Buffer.byteLength(value));
+      else counter.bump(value);
+      reference.set(value, (reference.get(value) ?? 0) + 1);
+    }
+  }
+  counter.bump(null);
+  t.is(counter.size, reference.size);
+  t.deepEqual(new Map(counter.entries()), reference);
+  t.true(reference.size > 10_000, `${reference.size} distinct values`);
+});
+
+test('values that differ only in their last byte or their length are different keys', (t) => {
+  const counter = new ByteCounter();
+  for (const value of ['a', 'ab', 'abc', 'abd', 'ab', 'a', '', '', 'b']) counter.bump(value);
+  t.deepEqual(counter.entries(), [
+    ['a', 2],
+    ['ab', 2],
+    ['abc', 1],
+    ['abd', 1],
+    ['', 2],
+    ['b', 1],
+  ]);
+});
