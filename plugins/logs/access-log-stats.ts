@@ -8,15 +8,6 @@ import { LineFields, Text } from './line-fields.ts';
 /** API.md §4.13: `requests_per_minute` covers at most the last 1440 minutes. */
 const MINUTES_KEPT = 1440;
 
-/** Count descending, ties by value ascending (ordinal), `top` entries. */
-function topOf(counter: ByteCounter, top: number): { value: string; count: number }[] {
-  return counter
-    .entries()
-    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-    .slice(0, top)
-    .map(([value, count]) => ({ value, count }));
-}
-
 const sortedObject = (counter: Map<string, number>): Record<string, number> =>
   Object.fromEntries([...counter].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
 
@@ -135,11 +126,11 @@ export class AccessLogStats {
       status_classes: sortedObject(classes),
       status_codes: sortedObject(codes),
       methods: sortedObject(new Map(this.methods.entries())),
-      top_ips: topOf(this.ips, top),
-      top_hosts: topOf(this.hosts, top),
-      top_paths: topOf(this.paths, top),
-      top_routers: topOf(this.routers, top),
-      top_services: topOf(this.services, top),
+      top_ips: this.ips.top(top),
+      top_hosts: this.hosts.top(top),
+      top_paths: this.paths.top(top),
+      top_routers: this.routers.top(top),
+      top_services: this.services.top(top),
       latency_ms: { p50, p90, p95, p99, max: this.latencies.max },
       bytes_sent: this.bytesSent,
       error_rate: this.requests === 0 ? 0 : errors / this.requests,

@@ -37,7 +37,14 @@ test('counts equal a Map of strings, whether values come as bytes or strings', (
 test('values that differ only in their last byte or their length are different keys', (t) => {
   const counter = new ByteCounter();
   for (const value of ['a', 'ab', 'abc', 'abd', 'ab', 'a', '', '', 'b']) counter.bump(value);
-  t.deepEqual(counter.entries(), [
+  // a key longer than a storage block (256 KiB) gets a block of its own; the next keys go on after it
+  const long = 'x'.repeat(300_000);
+  counter.bump(long);
+  counter.bumpBytes(Buffer.from(`${long}y`), 0, long.length);
+  counter.bump('after');
+  t.is(counter.entries().find(([value]) => value === long)?.[1], 2);
+  t.is(counter.entries().at(-1)?.[0], 'after');
+  t.deepEqual(counter.entries().slice(0, 6), [
     ['a', 2],
     ['ab', 2],
     ['abc', 1],
@@ -45,4 +52,27 @@ test('values that differ only in their last byte or their length are different k
     ['', 2],
     ['b', 1],
   ]);
+});
+
+test('top(n) equals sorting every value by count, ties by JavaScript string order', (t) => {
+  const counter = new ByteCounter();
+  const reference = new Map<string, number>();
+  let seed = 5;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  // ASCII, accented, a private-use character and an astral one (UTF-8 and UTF-16 order them differently)
+  const alphabet = ['a', 'b', 'B', '/', 'é', '\uE000', '😀', 'z'];
+  for (let i = 0; i < 5000; i++) {
+    let value = '';
+    for (let k = Math.floor(random() * 4); k >= 0; k--) value += alphabet[Math.floor(random() * alphabet.length)];
+    const times = random() < 0.9 ? 1 : 1 + Math.floor(random() * 3);
+    for (let k = 0; k < times; k++) counter.bump(value);
+    reference.set(value, (reference.get(value) ?? 0) + times);
+  }
+  const expected = (n: number) =>
+    [...reference]
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+      .slice(0, n)
+      .map(([value, count]) => ({ value, count }));
+  for (const n of [0, 1, 5, 100, 5000, 10_000]) t.deepEqual(counter.top(n), expected(n), `top ${n}`);
+  t.true(counter.top(10_000).some((e) => e.value.includes('😀')) && reference.size < 10_000);
 });
