@@ -22,7 +22,7 @@ import { buildServer, freePort, startServer, waitListening } from '../lib/server
 import type { Row } from './types.ts';
 
 /** Raw bytes of a GET (no decompression), with the response headers. */
-export function rawGet(
+function rawGet(
   url: string,
   headers: Record<string, string>,
 ): Promise<{ status: number; body: Buffer; headers: Record<string, unknown> }> {
@@ -38,7 +38,7 @@ export function rawGet(
 }
 
 /** datasources.yaml (FORMATS.md) with the given poll interval, written before the server starts. */
-export function writeSlowPolling(dataDir: string, pangolinUrl: string, pollIntervalS: number): void {
+function writeSlowPolling(dataDir: string, pangolinUrl: string, pollIntervalS: number): void {
   const at = new Date().toISOString();
   const entry = (type: string, url: string) => ({
     type,
@@ -67,7 +67,7 @@ interface Target {
   stop(): Promise<void>;
 }
 
-export async function startReference(
+async function startReference(
   kind: 'fastify' | 'fastify-headers' | 'http',
   plainFile: string,
   gzFile: string,
@@ -162,19 +162,11 @@ interface Captured {
  * Starts Stack Manager as `npm start` runs it (compiled, built by the caller) and waits until it
  * serves the full config (plain and gzip) and has settled.
  */
-export async function startOurs(
-  stack: {
-    dataDir: string;
-    pangolinUrl: string;
-  },
-  nodeOptions?: string[],
-): Promise<{ target: Target; captured: Captured }> {
-  const server = await startServer({
-    dataDir: stack.dataDir,
-    pangolinUrl: stack.pangolinUrl,
-    entry: 'dist',
-    nodeOptions,
-  });
+async function startOurs(stack: {
+  dataDir: string;
+  pangolinUrl: string;
+}): Promise<{ target: Target; captured: Captured }> {
+  const server = await startServer({ dataDir: stack.dataDir, pangolinUrl: stack.pangolinUrl, entry: 'dist' });
   const url = `${server.base}/api/v1/proxy-config`;
   const target: Target = { name: 'Stack Manager', url, pid: server.pid, stop: server.stop };
   try {

@@ -3,12 +3,15 @@
  * line has ~35 keys and ~1 KB, and JSON.parse builds all of them (strings, an object with a
  * dictionary-mode shape) only for eleven to be read. This walks the line's bytes once (an ASCII
  * line: byte offsets are string offsets), validates every token the way JSON.parse does, and keeps
- * only the values of the wanted keys, as slices of the chunk's string.
+ * only the values of the wanted keys (fieldValues), the counted text fields and the instants as byte
+ * ranges of the line.
  *
  * It returns `null` for a line JSON.parse would reject and `undefined` when the line is valid but
  * unusual (a nested value, an escaped key): the caller then uses JSON.parse, so the result is always
  * the one JSON.parse gives. test/logs/access-log-parse.test.ts compares both on real and odd lines.
  */
+
+/** The wanted keys of a JSON line, as JSON.parse's object has them (access-log-parse.ts reads them). */
 
 export interface JsonFields {
   ClientHost?: unknown;
@@ -24,7 +27,7 @@ export interface JsonFields {
   time?: unknown;
 }
 
-/** The wanted keys' slots, in JsonFields' order; the object is built once per line with one fixed shape. */
+/** The wanted keys' slots in fieldValues, in JsonFields' order. */
 const enum Slot {
   ClientHost,
   DownstreamContentSize,
@@ -104,7 +107,7 @@ const BACKSLASH = 0x5c;
 /** A scan position's sentinel: the line is invalid JSON. */
 const INVALID = -1;
 
-const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
+export const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
 const isHex = (c: number): boolean => isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
 
 function skipWhitespace(b: Uint8Array, i: number, end: number): number {
@@ -199,8 +202,8 @@ function scanNumber(b: Uint8Array, i: number, end: number): number {
   return i;
 }
 
-/** The value of the valid JSON number b[start, end): digits only (most) without a string, else Number(). */
-function numberAt(b: Uint8Array, text: string, start: number, end: number): number {
+/** The value of the number b[start, end) (valid JSON): digits only (most) without a string, else Number(). */
+export function numberAt(b: Uint8Array, text: string, start: number, end: number): number {
   if (end - start > 15) return Number(text.slice(start, end));
   let value = 0;
   for (let k = start; k < end; k++) {
@@ -237,24 +240,11 @@ function wantedSlot(b: Uint8Array, start: number, end: number): Slot {
 
 /**
  * The wanted fields of the ASCII line b[start, end) (trimmed, b[start] is `{`; `text` is the same
- * bytes as a string, at the same offsets): `null` when JSON.parse would throw, `undefined` when only
- * JSON.parse can tell (a nested value, an escaped key). `controlFree`: the caller checked that `text`
- * has no control character (controlFree() of its bytes), so a string without a backslash needs no byte-by-byte check.
- */
-export function jsonFields(
-  b: Uint8Array,
-  text: string,
-  start: number,
-  end: number,
-  controlFree = false,
-): JsonFields | null | undefined {
-  const read = jsonFieldsInto(b, text, start, end, controlFree, false);
-  return read === true ? collect() : read;
-}
-
-/**
- * jsonFields() into fieldValues, without building the object; `spans`: a text field's string without
- * escapes is left in the line as a byte range (SPAN) instead of becoming a string.
+ * bytes as a string, at the same offsets) into fieldValues: `true`, or `null` when JSON.parse would
+ * throw, `undefined` when only JSON.parse can tell (a nested value, an escaped key). `controlFree`: the
+ * caller checked that `text` has no control character (controlFree() of its bytes), so a string without
+ * a backslash needs no byte-by-byte check. `spans`: a text field's string without escapes is left in
+ * the line as a byte range (SPAN) instead of becoming a string.
  */
 export function jsonFieldsInto(
   b: Uint8Array,
@@ -319,23 +309,6 @@ export function jsonFieldsInto(
     if (next !== 0x2c) return null;
     i = skipWhitespace(b, i, end);
   }
-}
-
-/** The line's wanted values as one object (an absent key reads undefined, as on JSON.parse's object). */
-function collect(): JsonFields {
-  return {
-    ClientHost: values[Slot.ClientHost],
-    DownstreamContentSize: values[Slot.DownstreamContentSize],
-    DownstreamStatus: values[Slot.DownstreamStatus],
-    Duration: values[Slot.Duration],
-    RequestHost: values[Slot.RequestHost],
-    RequestMethod: values[Slot.RequestMethod],
-    RequestPath: values[Slot.RequestPath],
-    RouterName: values[Slot.RouterName],
-    ServiceName: values[Slot.ServiceName],
-    StartUTC: values[Slot.StartUTC],
-    time: values[Slot.Time],
-  };
 }
 
 /** Whether b[i] is allowed in a control-free chunk: no byte below 0x20 but LF, and CR only before LF. */

@@ -6,7 +6,9 @@ import {
   controlFree,
   FIELD,
   fieldValues,
+  isDigit,
   jsonFieldsInto,
+  numberAt,
   SPAN,
   spanEnds,
   spanStarts,
@@ -100,10 +102,11 @@ let cachedDayMs = Number.NaN;
  */
 function isoTimeBytes(b: Uint8Array, start: number, end: number, text: string, at: number): number {
   const fraction = isoFractionMs(b, start, end);
+  if (fraction < 0) return Date.parse(text.slice(at, at + end - start));
   const minute = digit(b, start + 14) * 10 + digit(b, start + 15);
   const second = digit(b, start + 17) * 10 + digit(b, start + 18);
   // Date.parse rejects minute or second 60 and above
-  if (fraction < 0 || minute > 59 || second > 59) return Date.parse(text.slice(at, at + end - start));
+  if (minute > 59 || second > 59) return Date.parse(text.slice(at, at + end - start));
   const key =
     (digit(b, start) * 1000 + digit(b, start + 1) * 100 + digit(b, start + 2) * 10 + digit(b, start + 3)) * 10000 +
     (digit(b, start + 5) * 10 + digit(b, start + 6)) * 100 +
@@ -155,7 +158,7 @@ function fromEntry(entry: JsonFields): AccessRecord | null {
   };
 }
 
-/** JSON.parse's reading of a line: the reference, and the fallback for lines jsonFields leaves to it. */
+/** JSON.parse's reading of a line: the reference, and the fallback for lines jsonFieldsInto leaves to it. */
 export function parseJsonSlow(line: string): AccessRecord | null {
   let entry: unknown;
   try {
@@ -191,7 +194,6 @@ function parseClf(line: string): AccessRecord | null {
 const SPACE = 0x20;
 const DQUOTE = 0x22;
 const BACKSLASH = 0x5c;
-const isDigitByte = (c: number): boolean => c >= 0x30 && c <= 0x39;
 
 /** Index of the first `byte` in b[i, end), or `end`. */
 function findByte(b: Uint8Array, byte: number, i: number, end: number): number {
@@ -199,17 +201,9 @@ function findByte(b: Uint8Array, byte: number, i: number, end: number): number {
   return i;
 }
 
-/** The decimal digits b[start, end) as a number (what Number() gives for them). */
-function digitsValue(b: Uint8Array, text: string, start: number, end: number): number {
-  if (end - start > 15) return Number(text.slice(start, end));
-  let value = 0;
-  for (let i = start; i < end; i++) value = value * 10 + (b[i] - 0x30);
-  return value;
-}
-
 /** Where the digits starting at i end. */
 function digitsEnd(b: Uint8Array, i: number, end: number): number {
-  while (i < end && isDigitByte(b[i])) i++;
+  while (i < end && isDigit(b[i])) i++;
   return i;
 }
 
@@ -243,7 +237,7 @@ let clfDayMs = Number.NaN;
 function clfTimeBytes(b: Uint8Array, start: number, end: number): number {
   // dd/Mon/yyyy:hh:mm:ss +hhmm
   if (end - start !== 26) return Number.NaN;
-  for (const i of CLF_TIME_DIGITS) if (!isDigitByte(b[start + i])) return Number.NaN;
+  for (const i of CLF_TIME_DIGITS) if (!isDigit(b[start + i])) return Number.NaN;
   if (b[start + 2] !== 0x2f || b[start + 6] !== 0x2f || b[start + 11] !== 0x3a || b[start + 14] !== 0x3a)
     return Number.NaN;
   if (b[start + 17] !== 0x3a || b[start + 20] !== SPACE) return Number.NaN;
@@ -326,18 +320,18 @@ function parseClfAscii(
     if (urlEnd + 1 >= end || b[urlEnd + 1] !== SPACE) return undefined;
     const msEnd = digitsEnd(b, urlEnd + 2, end);
     if (msEnd === urlEnd + 2 || msEnd + 2 !== end || b[msEnd] !== 0x6d || b[msEnd + 1] !== 0x73) return undefined;
-    latencyMs = digitsValue(b, text, urlEnd + 2, msEnd);
+    latencyMs = numberAt(b, text, urlEnd + 2, msEnd);
   }
   const ms = clfTimeBytes(b, timeStart, timeEnd);
   const status =
     statusEnd - statusStart === 3 && digitsEnd(b, statusStart, statusEnd) === statusEnd
-      ? digitsValue(b, text, statusStart, statusEnd)
+      ? numberAt(b, text, statusStart, statusEnd)
       : Number.NaN;
   if (Number.isNaN(ms) || Number.isNaN(status)) return null;
   out.format = 'clf';
   out.ms = ms;
   out.status = status;
-  out.bytes = digitsEnd(b, bytesStart, bytesEnd) === bytesEnd ? digitsValue(b, text, bytesStart, bytesEnd) : 0;
+  out.bytes = digitsEnd(b, bytesStart, bytesEnd) === bytesEnd ? numberAt(b, text, bytesStart, bytesEnd) : 0;
   out.latencyMs = latencyMs;
   out.b = b;
   out.setSpan(Text.Ip, start, ipEnd);
@@ -380,11 +374,7 @@ function textField(out: LineFields, field: Text, slot: number, path: boolean): v
   const end = spanEnds[slot];
   if (!path) out.setSpan(field, start, end);
   else if (isAbsent(out.b, start, end)) out.setString(field, null);
-  else {
-    let query = start;
-    while (query < end && out.b[query] !== 0x3f) query++;
-    out.setRange(field, start, query);
-  }
+  else out.setRange(field, start, findByte(out.b, 0x3f, start, end));
 }
 
 /** fromEntry() of fieldValues into `out`: false when the line is not a request (fromEntry's null). */

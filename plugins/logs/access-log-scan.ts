@@ -16,17 +16,25 @@ import { inWindow, type TimeWindow } from './time-window.ts';
 const CHUNK = 64 * 1024;
 const NEWLINE = 0x0a;
 
-/** One raw line into the stats: empty lines are ignored, unparsable ones skipped, out-of-window ones read only. */
-export function countLine(stats: AccessLogStats, line: string, window: TimeWindow): void {
-  if (line.trim() === '') return;
+/** One non-empty line into the stats: `null` when it did not parse (skipped); out-of-window ones read only. */
+function count(stats: AccessLogStats, line: LineFields | null, window: TimeWindow): void {
   stats.linesRead++;
-  const record = parseAccessLine(line);
-  if (record === null) {
+  if (line === null) {
     stats.skip();
     return;
   }
-  stats.parsed(record.format);
-  if (inWindow(record.ms, window)) stats.addRecord(record);
+  stats.parsed(line.format);
+  if (inWindow(line.ms, window)) stats.add(line);
+}
+
+/** The request of a line read as a string (reused line to line, as the scan's own). */
+const fromString = new LineFields();
+
+/** One raw line into the stats: empty lines are ignored. */
+export function countLine(stats: AccessLogStats, line: string, window: TimeWindow): void {
+  if (line.trim() === '') return;
+  const record = parseAccessLine(line);
+  count(stats, record === null ? null : fromString.fromRecord(record), window);
 }
 
 /** Where the scan sends lines: an ASCII chunk's lines as offsets into its bytes and string, others as strings. */
@@ -110,14 +118,7 @@ export function scanAccessLog(request: ScanRequest): StatsView {
       // an empty or all-space line is not a line read (as countLine's trim)
       let i = start;
       while (i < end && (bytes[i] === 0x20 || (bytes[i] >= 0x09 && bytes[i] <= 0x0d))) i++;
-      if (i === end) return;
-      stats.linesRead++;
-      if (!readAsciiLine(bytes, text, i, end, fields)) {
-        stats.skip();
-        return;
-      }
-      stats.parsed(fields.format);
-      if (inWindow(fields.ms, window)) stats.add(fields);
+      if (i < end) count(stats, readAsciiLine(bytes, text, i, end, fields) ? fields : null, window);
     },
     line: (line) => countLine(stats, line, window),
   });

@@ -1,9 +1,8 @@
 /** Aggregates access-log records into the Stats object of API.md §4.13. */
-import type { AccessRecord } from './access-log-parse.ts';
 import type { StatsView } from './schemas.ts';
 import { ByteCounter } from './byte-counter.ts';
 import { LatencyQuantiles } from './latency-quantiles.ts';
-import { LineFields, Text } from './line-fields.ts';
+import { type LineFields, Text } from './line-fields.ts';
 
 /** API.md §4.13: `requests_per_minute` covers at most the last 1440 minutes. */
 const MINUTES_KEPT = 1440;
@@ -44,13 +43,6 @@ export class AccessLogStats {
   parsed(format: 'json' | 'clf'): void {
     this.formats.add(format);
   }
-
-  /** One parsed request inside the window, read by a slow path. */
-  addRecord(record: AccessRecord): void {
-    this.add(this.scratch.fromRecord(record));
-  }
-
-  private readonly scratch = new LineFields();
 
   /** One parsed request inside the window. */
   add(line: LineFields): void {

@@ -7,7 +7,14 @@ import test from 'ava';
 import { readFile } from 'node:fs/promises';
 import { fixture } from '../helpers/shared.ts';
 import { isoTime, parseAccessLine, parseAsciiLine, parseJsonSlow } from '../../plugins/logs/access-log-parse.ts';
-import { controlFree, jsonFields as walk } from '../../plugins/logs/access-log-json-fields.ts';
+import {
+  controlFree,
+  FIELD,
+  fieldValues,
+  jsonFieldsInto,
+  type JsonFields,
+} from '../../plugins/logs/access-log-json-fields.ts';
+import { seededRandom } from '../helpers/random.ts';
 
 // eslint-disable-next-line no-control-regex -- the ASCII range starts at NUL
 const isAscii = (line: string) => /^[\x00-\x7f]*$/.test(line);
@@ -17,7 +24,16 @@ function fastRead(line: string) {
   const text = `x\n${line}\ny`;
   return parseAsciiLine(Buffer.from(text, 'latin1'), text, 2, 2 + line.length);
 }
-const jsonFields = (line: string) => walk(Buffer.from(line, 'latin1'), line, 0, line.length);
+/** The walker's reading of a whole line (values as strings) as one object, JSON.parse's key names. */
+function jsonFields(line: string): JsonFields | null | undefined {
+  const read = jsonFieldsInto(Buffer.from(line, 'latin1'), line, 0, line.length, false, false);
+  if (read !== true) return read;
+  const { Time, ...named } = FIELD;
+  return {
+    ...Object.fromEntries(Object.entries(named).map(([key, slot]) => [key, fieldValues[slot]])),
+    time: fieldValues[Time],
+  };
+}
 
 const base =
   '{"ClientHost":"203.0.113.7","DownstreamContentSize":100,"DownstreamStatus":200,"Duration":2000000,"RequestHost":"app.example.com","RequestMethod":"GET","RequestPath":"/x?y=1","RouterName":"app@http","ServiceName":"svc@http","StartUTC":"2026-11-22T10:00:00.287417357Z"}';
@@ -190,8 +206,7 @@ test('controlFree finds every control character but line ends, at any offset and
     for (const control of ['\x00', '\t', '\x0b', '\x0c', '\x1f', '\x7f', '\r'])
       check(clean.slice(0, at) + control + clean.slice(at + 1));
   // random ASCII with rare control characters
-  let seed = 7;
-  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const random = seededRandom(7);
   for (let n = 0; n < 300; n++) {
     let text = '';
     const length = Math.floor(random() * 40);
@@ -249,8 +264,7 @@ test('CLF lines read the same with the byte reader as with the regex', (t) => {
   }
   t.truthy(fastRead(clfBase), 'the base line parses');
   // random edits of the base line at its structural characters
-  let seed = 11;
-  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const random = seededRandom(11);
   const pieces = [' ', '"', '\\', '[', ']', '-', '?', '0', 'ms', ' "x"', '\t'];
   let parsed = 0;
   for (let n = 0; n < 3000; n++) {

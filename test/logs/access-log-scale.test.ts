@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { build, tempDir } from '../helpers/build.ts';
 import { fixture } from '../helpers/shared.ts';
 import { EXACT_LIMIT, LatencyQuantiles, RELATIVE_ACCURACY } from '../../plugins/logs/latency-quantiles.ts';
+import { seededRandom } from '../helpers/random.ts';
 
 const run = promisify(execFile);
 const GENERATOR = fixture('access-logs', 'gen-access-log.mjs');
@@ -22,10 +23,9 @@ test('percentiles past the exact limit stay within the documented relative error
   const quantiles = new LatencyQuantiles();
   const values = new Float64Array(4 * EXACT_LIMIT);
   // heavy-tailed like real latencies: most fast, a few very slow; deterministic
-  let seed = 7;
+  const random = seededRandom(7);
   for (let i = 0; i < values.length; i++) {
-    seed = (seed * 1103515245 + 12345) % 2 ** 31;
-    const u = seed / 2 ** 31;
+    const u = random();
     values[i] = u < 0.9 ? 1 + u * 50 : 100 + (u - 0.9) * 1e6;
     quantiles.add(values[i]);
   }

@@ -4,12 +4,12 @@
  */
 import test from 'ava';
 import { ByteCounter } from '../../plugins/logs/byte-counter.ts';
+import { seededRandom } from '../helpers/random.ts';
 
 test('counts equal a Map of strings, whether values come as bytes or strings', (t) => {
   const counter = new ByteCounter();
   const reference = new Map<string, number>();
-  let seed = 3;
-  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const random = seededRandom(3);
   const values = Array.from({ length: 20_000 }, (_, i) =>
     i % 5 === 0 ? `/päth/${i} ✓` : i % 7 === 0 ? '' : `/api/v1/org/${Math.floor(random() * 1e9)}/x`,
   );
@@ -57,8 +57,7 @@ test('values that differ only in their last byte or their length are different k
 test('top(n) equals sorting every value by count, ties by JavaScript string order', (t) => {
   const counter = new ByteCounter();
   const reference = new Map<string, number>();
-  let seed = 5;
-  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const random = seededRandom(5);
   // ASCII, accented, a private-use character and an astral one (UTF-8 and UTF-16 order them differently)
   const alphabet = ['a', 'b', 'B', '/', 'é', '\uE000', '😀', 'z'];
   for (let i = 0; i < 5000; i++) {
