@@ -120,6 +120,7 @@ class Store implements YamlStore {
   private watcherStartedAt = 0;
   /** The watcher polls: storage.watch is `poll`, or the kernel's watch limit was reached. */
   private polling: boolean;
+  private readonly pollIntervalMs: number;
   private readonly dirWaiters = new Map<string, () => void>();
   private readonly recheckTimers = new Set<NodeJS.Timeout>();
   /** Dirs written in bulk right now (their writes are caught up at the end, not one by one). */
@@ -129,6 +130,7 @@ class Store implements YamlStore {
   constructor(private readonly options: StoreOptions) {
     this.dataDir = path.resolve(options.dataDir);
     this.polling = options.watchMode === 'poll';
+    this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
     this.ctx = {
       dataDir: this.dataDir,
       locks: new DirectoryLocks(),
@@ -173,7 +175,7 @@ class Store implements YamlStore {
   }
 
   private async startWatcher(): Promise<void> {
-    const interval = this.options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+    const interval = this.pollIntervalMs;
     this.watcherStartedAt = Date.now();
     const polling = this.polling;
     const watcher = watch(this.dataDir, {
@@ -213,7 +215,7 @@ class Store implements YamlStore {
    */
   private switchToPolling(from: FSWatcher, err: NodeJS.ErrnoException): void {
     this.polling = true;
-    const interval = this.options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+    const interval = this.pollIntervalMs;
     const limit = inotifyWatchLimit();
     this.options.logger.warn(
       { code: err.code, path: (err as { path?: string }).path, max_user_watches: limit, interval_ms: interval },
