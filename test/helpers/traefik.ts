@@ -125,6 +125,11 @@ export interface FakePangolin {
   /** The document served at `/api/v1/traefik-config`; tests replace it. */
   document: unknown;
   fault: PangolinFault;
+  /**
+   * When a number: the fault applies to that many more requests, then clears itself (`fault` back
+   * to null) — e.g. fewer empty answers than `discovery.empty_confirmations`, without a race.
+   */
+  faultRequests?: number | null;
   requests: number;
   close(): Promise<void>;
 }
@@ -141,12 +146,17 @@ export async function startFakePangolin(t: ExecutionContext, document: unknown):
       return;
     }
     fake.requests += 1;
-    if (fake.fault === 'timeout') return; // never answers; closeAllConnections ends it
-    if (fake.fault === '500') {
+    const fault = fake.fault;
+    if (fault && typeof fake.faultRequests === 'number' && --fake.faultRequests <= 0) {
+      fake.fault = null;
+      fake.faultRequests = null;
+    }
+    if (fault === 'timeout') return; // never answers; closeAllConnections ends it
+    if (fault === '500') {
       response.writeHead(500, { 'content-type': 'application/json' }).end('{"message":"injected"}');
       return;
     }
-    const body = fake.fault === 'empty-object' ? '{}' : JSON.stringify(fake.document);
+    const body = fault === 'empty-object' ? '{}' : JSON.stringify(fake.document);
     response.writeHead(200, { 'content-type': 'application/json' }).end(body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
