@@ -38,7 +38,14 @@ export interface StackManager extends Client {
  */
 export async function startStackManager(
   t: ExecutionContext,
-  options: { pangolinUrl: string; traefikUrl?: string; config?: Record<string, unknown>; dataDir?: string },
+  options: {
+    pangolinUrl: string;
+    traefikUrl?: string;
+    config?: Record<string, unknown>;
+    dataDir?: string;
+    /** Listen on this port (default: any free one), e.g. one chosen first for `mtls.verify_url`. */
+    port?: number;
+  },
 ): Promise<StackManager> {
   const dataDir = options.dataDir ?? path.join(await tempDir(t, 'sm-e2e-'), 'data');
   const traefikUrl = options.traefikUrl ?? 'http://127.0.0.1:9';
@@ -61,7 +68,7 @@ export async function startStackManager(
   const deadline = Date.now() + WAIT_DEADLINE_MS;
   while (!report.ok && Date.now() < deadline) report = await app.resources.syncNow();
   if (!report.ok) throw new Error(`startup sync failed: ${report.error}`);
-  await app.listen({ host: '127.0.0.1', port: 0 });
+  await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   return { app, base, dataDir, providerUrl: `${base}/api/v1/proxy-config`, ...client(base) };
 }
@@ -85,6 +92,10 @@ export async function startStack(
     resources?: Array<{ id: number; name: string; host: string; backends: string[]; path?: string }>;
     config?: Record<string, unknown>;
     traefik?: Partial<TraefikOptions>;
+    /** Stack Manager's port (default: any free one). */
+    port?: number;
+    /** Last word on the Pangolin document before anything reads it (TCP routers, TLS options, priorities). */
+    editDocument?: (document: Record<string, any>) => void;
   } = {},
 ): Promise<Stack> {
   const backends = await Promise.all((options.backends ?? ['a']).map((name) => startBackend(t, name)));
@@ -92,8 +103,10 @@ export async function startStack(
   const resources = (options.resources ?? [{ id: 1, name: 'app', host: 'app.test', backends: ['a'] }]).map(
     (resource) => ({ ...resource, backends: resource.backends.map((name) => byName.get(name)!) }),
   );
-  const pangolin = await startFakePangolin(t, pangolinDocument(resources));
-  const sm = await startStackManager(t, { pangolinUrl: pangolin.url, config: options.config });
+  const document = pangolinDocument(resources);
+  options.editDocument?.(document);
+  const pangolin = await startFakePangolin(t, document);
+  const sm = await startStackManager(t, { pangolinUrl: pangolin.url, config: options.config, port: options.port });
   const traefik = await startTraefik(t, { providerUrl: sm.providerUrl, token: PROVIDER_TOKEN, ...options.traefik });
   await traefik.waitForRouters(resources.map((resource) => `${resource.id}-${resource.name}-router`));
   return { backends, pangolin, sm, traefik };
