@@ -270,6 +270,8 @@ export interface Traefik {
   apiBase: string;
   /** GET on Traefik's API (`/api/...`), parsed JSON. */
   api(apiPath: string): Promise<any>;
+  /** A whole list of Traefik's API (every page, following `X-Next-Page`), parsed JSON. */
+  apiList(apiPath: string): Promise<any[]>;
   /** One request through an entry point (https for `websecure`, SNI = host, any certificate accepted). */
   request(options: TraefikRequest): Promise<TraefikReply>;
   /** Waits until Traefik's API lists these routers (`name@http`, or `name@<provider>` as given) and returns them. */
@@ -385,12 +387,25 @@ export async function startTraefik(t: ExecutionContext, options: TraefikOptions)
     if (reply.status !== 200) throw new Error(`Traefik API ${apiPath}: ${reply.status} ${reply.body}`);
     return reply.json;
   };
+  // every page of a list: Traefik answers at most per_page (1000) items and names the next page in X-Next-Page
+  const apiList = async (apiPath: string) => {
+    const items: unknown[] = [];
+    for (let page = 1; ;) {
+      const reply = await get(`${apiBase}${apiPath}${apiPath.includes('?') ? '&' : '?'}per_page=1000&page=${page}`);
+      if (reply.status !== 200) throw new Error(`Traefik API ${apiPath}: ${reply.status} ${reply.body}`);
+      items.push(...(reply.json as unknown[]));
+      const next = Number(reply.headers['x-next-page']);
+      if (!(next > page)) return items;
+      page = next;
+    }
+  };
   const request = (options: TraefikRequest) => send(ports[options.entryPoint ?? 'web'], options);
   const traefik: Traefik = {
     dir,
     ports,
     apiBase,
     api,
+    apiList,
     request,
     accessLogPath,
     log: () => read(logPath) + output,
@@ -405,7 +420,7 @@ export async function startTraefik(t: ExecutionContext, options: TraefikOptions)
       const wanted = names.map((name) => (name.includes('@') ? name : `${name}@http`));
       try {
         return await waitFor(async () => {
-          const routers = (await api(`/api/${protocol}/routers?per_page=1000`)) as Array<{ name: string }>;
+          const routers = (await apiList(`/api/${protocol}/routers`)) as Array<{ name: string }>;
           const found = wanted.map((name) => routers.find((router) => router.name === name));
           return found.every(Boolean) ? found : null;
         }, 5_000);
