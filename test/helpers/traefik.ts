@@ -245,6 +245,8 @@ export interface TraefikReply {
   headers: http.IncomingHttpHeaders;
   body: string;
   json: any;
+  /** The body as received (e.g. still gzip-encoded). */
+  bytes: Buffer;
 }
 
 export interface TraefikRequest {
@@ -478,14 +480,15 @@ export function send(port: number, options: TraefikRequest & { tls?: boolean }):
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
+        const bytes = Buffer.concat(chunks);
+        const body = bytes.toString('utf8');
         let json: unknown;
         try {
           json = JSON.parse(body);
         } catch {
           json = undefined;
         }
-        resolve({ status: response.statusCode ?? 0, headers: response.headers, body, json });
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, body, json, bytes });
       });
       response.on('error', reject);
     };
