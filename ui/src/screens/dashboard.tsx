@@ -61,6 +61,27 @@ function CheckCard({ title, check, extra }: { title: string; check: HealthCheck 
   );
 }
 
+/**
+ * The upstream's last error (kept by the API after a later success, docs/API.md): in red while the
+ * source still fails, shown as past, with its time, once a later sync succeeded.
+ */
+function UpstreamError({ upstream, stale }: { upstream: ConfigStatus['upstream']; stale: boolean }) {
+  if (!upstream.last_error) return null;
+  // Date.parse gives NaN for null: an error without a later success stays current
+  const past = !stale && Date.parse(upstream.last_ok_at ?? '') > Date.parse(upstream.last_error_at ?? '');
+  if (past)
+    return (
+      <div class="muted small" data-upstream-error="past">
+        recovered; last error {when(upstream.last_error_at)}: {upstream.last_error}
+      </div>
+    );
+  return (
+    <div class="field-error" data-upstream-error="current">
+      {upstream.last_error} ({when(upstream.last_error_at)})
+    </div>
+  );
+}
+
 export default function Dashboard() {
   const { session } = useSession();
   const health = useAsync(loadHealth);
@@ -128,7 +149,7 @@ export default function Dashboard() {
             <dt>Upstream</dt>
             <dd>
               {s.upstream.source ?? '–'} ({s.upstream.type ?? '–'}) last ok {when(s.upstream.last_ok_at)}
-              {s.upstream.last_error && <div class="field-error">{s.upstream.last_error}</div>}
+              <UpstreamError upstream={s.upstream} stale={s.stale} />
             </dd>
             <dt>Generated</dt>
             <dd>
