@@ -115,10 +115,9 @@ export async function startServer(
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
-/** Points a Pangolin resource's service at `url` (upstream change: Traefik follows within a few polls). */
-export function serveFrom(stack: Stack, resource: { id: number; name: string }, url: string): void {
-  const service = (stack.pangolin.document as any).http.services[`${resource.id}-${resource.name}-service`];
-  service.loadBalancer.servers = [{ url }];
+/** Points a Pangolin resource's service at `url` in a Pangolin document (startStack's `editDocument`). */
+export function serveFrom(document: Record<string, any>, resource: { id: number; name: string }, url: string): void {
+  document.http.services[`${resource.id}-${resource.name}-service`].loadBalancer.servers = [{ url }];
 }
 
 /** Requests one backend received for one Host. */
