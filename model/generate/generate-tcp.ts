@@ -7,6 +7,8 @@ import { cloneJson, findSection, putNew, resolveService, type Emitter } from './
 import { isObject } from '../../core/ids.ts';
 
 const DEFAULT_PORTS: Record<string, string> = { 'http:': '80', 'h2c:': '80', 'https:': '443' };
+/** The first value of a HostSNI matcher, the one Traefik checks against a router without TLS. */
+const FIRST_HOST_SNI = /HostSNI\(\s*`([^`]*)`/;
 
 /** Emits `tcp.routers.<id>_tcp` (and its derived service) next to the patched HTTP router. */
 export function emitTcpRouter(
@@ -19,10 +21,20 @@ export function emitTcpRouter(
   const name = `${resource.id}_tcp`;
   // derived servers come from service bodies, which the memo does not key on
   if (emitter.recording) emitter.recording.cacheable = false;
-  const rule = config.tcp.sni_rule ?? (resource.host ? `HostSNI(\`${resource.host}\`)` : null);
+  const httpTls = isObject(httpRouter.tls) ? httpRouter.tls : null;
+  // Traefik refuses a HostSNI naming a host on a router without TLS ("has HostSNI matcher, but no
+  // TLS on router"): without TLS there is no SNI to read, so the only default is HostSNI(`*`)
+  const rule =
+    config.tcp.sni_rule ?? (!httpTls ? 'HostSNI(`*`)' : resource.host ? `HostSNI(\`${resource.host}\`)` : null);
   if (rule === null) {
     warnings.push('TCP router omitted: no sni_rule and the resource has no host');
     return;
+  }
+  const first = FIRST_HOST_SNI.exec(rule)?.[1];
+  if (!httpTls && first !== undefined && first !== '*') {
+    warnings.push(
+      `sni_rule ${rule} names a host but the router has no TLS: Traefik disables the TCP router (only HostSNI(\`*\`) works without TLS)`,
+    );
   }
   let service: string | null = null;
   if (config.tcp.service_id !== null) {
@@ -38,10 +50,10 @@ export function emitTcpRouter(
     service = name;
   }
   const router: JsonObject = { entryPoints: [...config.tcp.entrypoints], rule, service };
-  if (isObject(httpRouter.tls)) {
+  if (httpTls) {
     const tls: JsonObject = {};
     for (const key of ['certResolver', 'domains', 'options']) {
-      if (httpRouter.tls[key] !== undefined) tls[key] = cloneJson(httpRouter.tls[key]);
+      if (httpTls[key] !== undefined) tls[key] = cloneJson(httpTls[key]);
     }
     router.tls = tls;
   }

@@ -179,14 +179,34 @@ test('TCP with service_id uses that service and derives nothing', (t) => {
     entry(config, 'tcp', 'routers', '3-wiki_tcp'),
     {
       entryPoints: ['tcp'],
-      rule: 'HostSNI(`wiki.example.com`)',
+      // Traefik: 'invalid rule: "HostSNI(`wiki.example.com`)" , has HostSNI matcher, but no TLS on router'
+      rule: 'HostSNI(`*`)',
       service: 'ssh-pool',
     },
-    'no tls: the HTTP router has none',
+    'no tls: the HTTP router has none, so no SNI to match',
   );
   t.is(entry(config, 'tcp', 'services', '3-wiki_tcp'), undefined);
   t.deepEqual(entry(config, 'tcp', 'services', 'ssh-pool'), { loadBalancer: sshPool.config });
   t.deepEqual(schemaWarnings(config), []);
+});
+
+test('TCP without TLS: an sni_rule naming a host is emitted as written, with a warning that Traefik disables it', (t) => {
+  const sshPool: Service = {
+    id: 'ssh-pool',
+    name: 'SSH pool',
+    type: 'loadBalancer',
+    protocol: 'tcp',
+    config: { servers: [{ address: '10.0.0.2:22' }] },
+  };
+  const fields = { router: '3-5e2f283f21admin29-regex-Wiki-router@http', host: 'wiki.example.com', tls: null };
+  const named = resource('3-wiki', fields, {
+    tcp: { enabled: true, service_id: 'ssh-pool', sni_rule: 'HostSNI(`wiki.example.com`)' },
+  });
+  const { config, result } = generatePangolin([named], { services: [sshPool] });
+  t.is((entry(config, 'tcp', 'routers', '3-wiki_tcp') as Config).rule, 'HostSNI(`wiki.example.com`)');
+  t.regex(result.resources['3-wiki'].warnings.join('\n'), /names a host but the router has no TLS/);
+  const star = resource('3-wiki', fields, { tcp: { enabled: true, service_id: 'ssh-pool', sni_rule: 'HostSNI(`*`)' } });
+  t.deepEqual(generatePangolin([star], { services: [sshPool] }).result.resources['3-wiki'].warnings, []);
 });
 
 test('TCP router is omitted with a warning when no server can be derived', (t) => {
