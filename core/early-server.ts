@@ -1,14 +1,15 @@
 /**
  * What the server answers while the first app instance is being built (issue 11): the provider
  * paths serve the config snapshot of the last run (stale, API.md §4.9: ETag, 304, gzip,
- * `X-Config-Stale: true`, provider.token checked), `/api/health` answers liveness, anything else 503
- * `unhealthy` with Retry-After. Plain node:http: the app (and its store) does not exist yet.
+ * `X-Config-Stale: true`, provider.token checked), `/api/health` answers 503 `starting` (readiness:
+ * not every route is served yet, API.md §4.1), `/api/health/live` 200 (liveness), anything else 503
+ * `unhealthy`, all with Retry-After. Plain node:http: the app (and its store) does not exist yet.
  */
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gzip as zlibGzip } from 'node:zlib';
 import { PROVIDER_PATHS, type ConfigSnapshot } from './config-snapshot.ts';
-import { APP_VERSION } from './version.ts';
+import { APP_VERSION, uptimeSeconds } from './version.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const sha = (s: string) => createHash('sha256').update(s).digest();
@@ -17,7 +18,6 @@ export function earlyHandler(
   snapshot: ConfigSnapshot | null,
   providerToken: string,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const started = Date.now();
   // compressed on the thread pool, not before the socket listens (5 MB at 10,000 resources): until
   // it is ready the plain form is served, as Accept-Encoding allows
   let gzip: Buffer | null = null;
@@ -46,8 +46,26 @@ export function earlyHandler(
   return (req, res) => {
     const url = (req.url ?? '/').split('?')[0];
     const read = req.method === 'GET' || req.method === 'HEAD';
+    if (read && url === '/api/health/live') {
+      json(req, res, 200, { status: 'starting', version: APP_VERSION, uptime_s: uptimeSeconds() });
+      return;
+    }
+    // readiness: a script, compose's service_healthy or a probe that waits for 200 must never
+    // meet a 503 afterwards, so 200 comes from the app only, once every route is served
     if (read && url === '/api/health') {
-      json(req, res, 200, { status: 'ok', version: APP_VERSION, uptime_s: Math.floor((Date.now() - started) / 1000) });
+      json(
+        req,
+        res,
+        503,
+        {
+          id: 'starting',
+          message: 'the server is starting: the API is not served yet',
+          status: 'starting',
+          version: APP_VERSION,
+          uptime_s: uptimeSeconds(),
+        },
+        { 'retry-after': '1' },
+      );
       return;
     }
     const query = (req.url ?? '').includes('?') ? (req.url ?? '').slice((req.url ?? '').indexOf('?')) : '';

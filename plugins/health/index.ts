@@ -1,11 +1,15 @@
-/** GET /api/health: liveness, and with ?deep=true the dependency checks (API.md §4.1). */
+/**
+ * GET /api/health: readiness (200 only from the app, once every route is served; the early handler
+ * answers 503 `starting` before), with ?deep=true the dependency checks; GET /api/health/live:
+ * liveness (API.md §4.1).
+ */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../../core/errors/app-error.ts';
 import { APP_VERSION } from '../../core/version.ts';
 import { isTrue, ErrorBody } from '../../model/schemas.ts';
-import { Health, HealthQuery } from './schemas.ts';
+import { Health, HealthQuery, Liveness } from './schemas.ts';
 import { HealthService } from './service.ts';
 
 declare module 'fastify' {
@@ -29,7 +33,7 @@ async function routes(parent: FastifyInstance, { service }: { service: HealthSer
       config: { auth: 'public' },
       schema: {
         tags: ['health'],
-        summary: 'Liveness; deep=true checks dependencies',
+        summary: 'Readiness (503 `starting` until every route is served); deep=true checks dependencies',
         querystring: HealthQuery,
         response: { 200: Health, 503: ErrorBody },
       },
@@ -46,6 +50,18 @@ async function routes(parent: FastifyInstance, { service }: { service: HealthSer
       }
       return body;
     },
+  );
+  scope.get(
+    '/api/health/live',
+    {
+      config: { auth: 'public' },
+      schema: {
+        tags: ['health'],
+        summary: 'Liveness: 200 as soon as the process listens (`starting` while the app is built)',
+        response: { 200: Liveness },
+      },
+    },
+    async () => ({ status: 'ok' as const, version: APP_VERSION, uptime_s: service.summary().uptime_s }),
   );
 }
 

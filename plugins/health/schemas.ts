@@ -1,4 +1,4 @@
-/** Schemas of GET /api/health (API.md §4.1). */
+/** Schemas of GET /api/health and /api/health/live (API.md §4.1). */
 import { Type, type Static } from '@sinclair/typebox';
 import { QueryBool } from '../../model/schemas.ts';
 
@@ -18,6 +18,13 @@ export const Health = Type.Object({
   checks: Type.Optional(
     Type.Object(Object.fromEntries(CHECK_NAMES.map((n) => [n, Check])) as Record<CheckName, typeof Check>),
   ),
+});
+
+/** GET /api/health/live once the app serves (the early handler answers `starting` before). */
+export const Liveness = Type.Object({
+  status: Type.Union([Type.Literal('ok'), Type.Literal('starting')]),
+  version: Type.String(),
+  uptime_s: Type.Integer(),
 });
 
 export const HealthQuery = Type.Object({ deep: Type.Optional(QueryBool) });

@@ -2,6 +2,7 @@
 import { mkdir, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { uptimeSeconds } from '../../core/version.ts';
 import { CHECK_NAMES, type CheckName, type CheckResult, type HealthBody } from './schemas.ts';
 
 const CHECK_TIMEOUT_MS = 3000;
@@ -11,7 +12,6 @@ export type Probe = () => Promise<void | 'skipped'>;
 
 export class HealthService {
   private readonly probes = new Map<CheckName, Probe>();
-  private readonly started = Date.now();
 
   constructor(
     private readonly version: string,
@@ -31,7 +31,8 @@ export class HealthService {
   }
 
   summary(): HealthBody {
-    return { status: 'ok', version: this.version, uptime_s: Math.floor((Date.now() - this.started) / 1000) };
+    // the process's uptime: the early handler (core/early-server.ts) reports the same clock
+    return { status: 'ok', version: this.version, uptime_s: uptimeSeconds() };
   }
 
   async deep(): Promise<HealthBody> {

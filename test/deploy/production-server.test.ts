@@ -13,6 +13,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { execForm, parseDockerfile } from '../helpers/dockerfile.ts';
 import { buildProductionApp, REPO, serverEnv, startServer, type ServerProcess } from '../helpers/production-app.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const test = anyTest as TestFn<{ app: string; remove: () => Promise<void> }>;
 const isRoot = process.getuid?.() === 0;
@@ -51,11 +52,14 @@ async function workDir(t: { teardown: (fn: () => Promise<void>) => void }): Prom
   return dir;
 }
 
+/** The status of /api/health once it is no longer 503 `starting` (readiness, API.md §4.1). */
 async function health(server: ServerProcess): Promise<number> {
   const listening = await server.line('Stack Manager listening');
-  const response = await fetch(`http://127.0.0.1:${listening.port}/api/health`);
-  await response.arrayBuffer();
-  return response.status;
+  return waitFor(async () => {
+    const response = await fetch(`http://127.0.0.1:${listening.port}/api/health`);
+    await response.arrayBuffer();
+    return response.status === 503 && response.headers.get('retry-after') === '1' ? 0 : response.status;
+  }, 10_000);
 }
 
 test.serial('the compiled server serves, and SIGTERM ends it with exit 0 after a final log line', async (t) => {

@@ -40,7 +40,7 @@ test('a restart serves the saved config, stale, before its own first generation'
   t.like(status.json(), { status: 'starting', stale: true, etag: String(good.headers.etag).slice(1, -1) });
 });
 
-test('before the app exists the early handler serves the snapshot, health, and 503 for the rest', async (t) => {
+test('before the app exists the early handler serves the snapshot, liveness, and 503 for the rest (health: starting)', async (t) => {
   const body = Buffer.from(
     `${JSON.stringify({ http: { routers: { a: { rule: 'Host(`a`)', service: 's'.repeat(2000) } } } })}\n`,
   );
@@ -79,9 +79,14 @@ test('before the app exists the early handler serves the snapshot, health, and 5
   t.deepEqual(gunzipSync(zipped), body);
 
   t.is((await fetch(`${base}/api/v1/proxy-config`)).status, 503, 'provider.token is still required');
+  // readiness says starting (not every route is served yet), liveness says the process is up
   const health = await fetch(`${base}/api/health`);
-  t.is(health.status, 200);
-  t.is(((await health.json()) as { status: string }).status, 'ok');
+  t.is(health.status, 503);
+  t.is(health.headers.get('retry-after'), '1');
+  t.like(await health.json(), { id: 'starting', status: 'starting' });
+  const live = await fetch(`${base}/api/health/live`);
+  t.is(live.status, 200);
+  t.like(await live.json(), { status: 'starting' });
   const other = await fetch(`${base}/api/middlewares`);
   t.is(other.status, 503);
   t.is(((await other.json()) as { id: string }).id, 'unhealthy');

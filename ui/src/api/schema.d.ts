@@ -3657,7 +3657,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness; deep=true checks dependencies */
+        /** Readiness (503 `starting` until every route is served); deep=true checks dependencies */
         get: {
             parameters: {
                 query?: {
@@ -3720,6 +3720,46 @@ export interface paths {
                             message: string;
                         } & {
                             [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/health/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Liveness: 200 as soon as the process listens (`starting` while the app is built) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            status: "ok" | "starting";
+                            uptime_s: number;
+                            version: string;
                         };
                     };
                 };
