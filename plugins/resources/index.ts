@@ -55,7 +55,8 @@ declare module 'fastify' {
 }
 
 async function resources(app: FastifyInstance, _options: GroupOptions): Promise<void> {
-  const repository = new ResourceRepository();
+  // cluster mode: only the leader's syncs write; the other nodes take the discovered fields from its files
+  const repository = new ResourceRepository({ leads: () => app.cluster.isLeader() });
   repository.attach(
     await app.store.collection<ResourceFileData>({
       name: 'resources',
@@ -94,6 +95,9 @@ async function resources(app: FastifyInstance, _options: GroupOptions): Promise<
   const poller = new DiscoveryPoller(sync, sources, app.log.child({ component: 'discovery' }), () =>
     app.cluster.isLeader(),
   );
+  // a hand edit of discovered fields is not taken: the node that writes syncs now to put them back
+  const stopDrift = repository.onDrift(() => void poller.request('drift'));
+  app.addHook('onClose', async () => stopDrift());
   // cluster mode: a node that becomes the leader syncs at once (the old leader may have died mid-interval)
   const stopFollowing = app.cluster.onLeadership((leading) => {
     if (leading) void poller.request('interval');

@@ -9,7 +9,8 @@ import type { ActiveDataSource as ActiveSource, DataSourceRegistry } from '../da
 import type { DiscoverySync, SyncReport } from './sync.ts';
 import { backoffDelayMs } from './failure-streak.ts';
 
-export type SyncReason = 'startup' | 'interval' | 'forced' | 'source_changed';
+/** `drift`: a hand edit changed discovered fields; the upstream's values are written back at once. */
+export type SyncReason = 'startup' | 'interval' | 'forced' | 'source_changed' | 'drift';
 
 const NOT_RUNNING: SyncReport = {
   ok: false,

@@ -1,17 +1,28 @@
 /**
- * The resources collection plus the discovered fields Stack Manager trusts. Files are read for
- * their overrides only (API.md §3.3): the discovered part lives in memory, seeded from the files at
- * startup and refreshed by each sync, so a hand edit of `rule` or `host` changes nothing until the
- * next sync writes the true values back.
+ * The resources collection plus the discovered fields Stack Manager trusts. The discovered part
+ * lives in memory, seeded from the files at startup and refreshed by each writing sync; a node that
+ * does not sync with writes (a cluster follower) refreshes it from every file the cluster
+ * replicates, since those are the leader's sync writes. Hand edits are read for their overrides
+ * only (API.md §3.3): a hand edit of `rule` or `host` changes nothing, and the node that syncs
+ * fetches the upstream at once to write the true values back.
+ *
+ * The ETag a resource is answered with covers what is answered: the file's ETag while the trusted
+ * discovered fields are the file's, a hash of the file's ETag and the trusted fields otherwise (a
+ * hand edit not put back yet, a sync whose files are still being written). So one ETag never stands
+ * for two answers, on one node or across a cluster.
  */
-import type { ChangeEvent, Collection, StoredObject } from '../../core/store/types.ts';
-import { matchingVersion } from '../../model/http.ts';
+import { createHash } from 'node:crypto';
+import { StoreError } from '../../core/store/errors.ts';
+import type { ChangeEvent, ChangeSource, Collection, StoredObject } from '../../core/store/types.ts';
+import { ifMatchAccepts } from '../../model/http.ts';
+import { stringifyCanonical } from '../../model/lossless-json.ts';
 import type { ResourceRecord } from '../../model/upstream-routers.ts';
 import { resourceErrors } from './errors.ts';
 import {
   compose,
   discoveredFromFile,
   discoveredOf,
+  DISCOVERED_KEYS,
   overridesFromFile,
   sameDiscovered,
   toFile,
@@ -20,8 +31,23 @@ import {
 } from './record.ts';
 import type { ResourceFileData } from './schemas.ts';
 
+export interface RepositoryOptions {
+  /**
+   * Whether this node's syncs write (standalone: always; cluster: the leader). Such a node keeps its
+   * own discovered fields against changes of other nodes; the others take them from the files.
+   */
+  leads?: () => boolean;
+}
+
+const versionConflict = (id: string) =>
+  new StoreError('version_conflict', `resources/${id} is not at the expected version`);
+
 export class ResourceRepository {
   private collection!: Collection<ResourceFileData>;
+  private readonly leads: () => boolean;
+  /** Answered ETags by stored version, with the discovered part they were computed for. */
+  private readonly etags = new WeakMap<StoredObject<ResourceFileData>, { part: DiscoveredPart; etag: string }>();
+  private readonly driftListeners = new Set<(id: string) => void>();
   private readonly discovered = new Map<string, DiscoveredPart>();
   private cache: ResourceRecord[] | null = null;
   /**
@@ -34,6 +60,10 @@ export class ResourceRepository {
   >();
   private readonly listeners = new Set<() => void>();
 
+  constructor(options: RepositoryOptions = {}) {
+    this.leads = options.leads ?? (() => true);
+  }
+
   /** Connects the store collection and seeds the discovered parts from the files. */
   attach(collection: Collection<ResourceFileData>): void {
     this.collection = collection;
@@ -45,6 +75,16 @@ export class ResourceRepository {
   onChange(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Subscribes to hand edits (and, on the node that syncs, other nodes' files) whose discovered
+   * fields differ from the trusted ones: on the node that syncs, the caller runs a sync to put the
+   * upstream's values back. Returns the unsubscribe function.
+   */
+  onDrift(listener: (id: string) => void): () => void {
+    this.driftListeners.add(listener);
+    return () => this.driftListeners.delete(listener);
   }
 
   /** Every resource, sorted by id. The array is shared: callers must not modify it. */
@@ -74,9 +114,15 @@ export class ResourceRepository {
     return stored ? this.recordOf(stored) : undefined;
   }
 
-  /** The stored object (ETag, timestamps) of a resource. */
+  /** The stored object (timestamps) of a resource. Its `etag` is the file's: the API answers etag(). */
   stored(id: string): StoredObject<ResourceFileData> | undefined {
     return this.collection.get(id);
+  }
+
+  /** The ETag of what record(id) answers (see the top of this file). */
+  etag(id: string): string | undefined {
+    const stored = this.collection.get(id);
+    return stored && this.etagOf(stored, this.discovered.get(id));
   }
 
   /** Whether the file's discovered fields differ from the trusted ones (a hand edit to undo at the next sync). */
@@ -98,19 +144,14 @@ export class ResourceRepository {
     ifMatch?: string,
   ): Promise<StoredObject<ResourceFileData>> {
     if (!this.collection.has(id)) throw resourceErrors.notFound(id);
-    const stored = await this.collection.update(
-      id,
-      (fresh) => {
-        if (!fresh) throw resourceErrors.notFound(id);
-        const record = compose(
-          id,
-          this.discovered.get(id) ?? discoveredFromFile(id, fresh.data),
-          overridesFromFile(fresh.data),
-        );
-        return toFile({ ...record, ...change(record) });
-      },
-      { expect: matchingVersion(ifMatch) },
-    );
+    const stored = await this.collection.update(id, (fresh) => {
+      if (!fresh) throw ifMatch === undefined ? resourceErrors.notFound(id) : versionConflict(id);
+      const part = this.discovered.get(id) ?? discoveredFromFile(id, fresh.data);
+      // If-Match names what was answered, which the file's ETag alone does not always cover
+      if (!ifMatchAccepts(ifMatch, this.etagOf(fresh, part))) throw versionConflict(id);
+      const record = compose(id, part, overridesFromFile(fresh.data));
+      return toFile({ ...record, ...change(record) });
+    });
     return stored!;
   }
 
@@ -119,7 +160,17 @@ export class ResourceRepository {
     const record = this.record(id);
     if (!record) throw resourceErrors.notFound(id);
     guard(record);
-    if (!(await this.collection.delete(id, { expect: matchingVersion(ifMatch) }))) throw resourceErrors.notFound(id);
+    const stored = this.collection.get(id);
+    // the answered ETag of the version in memory; a file changed on disk and not read yet by its own
+    const expect =
+      ifMatch === undefined
+        ? undefined
+        : (etag: string | undefined) =>
+            ifMatchAccepts(
+              ifMatch,
+              stored && etag === stored.etag ? this.etagOf(stored, this.discovered.get(id)) : etag,
+            );
+    if (!(await this.collection.delete(id, { expect }))) throw resourceErrors.notFound(id);
     this.discovered.delete(id);
     this.changed();
   }
@@ -174,12 +225,42 @@ export class ResourceRepository {
     return compose(stored.id, part, overridesFromFile(stored.data));
   }
 
+  /** The file's ETag when `part` is what the file holds; else one over both (docs/API.md, Discovery). */
+  private etagOf(stored: StoredObject<ResourceFileData>, part: DiscoveredPart | undefined): string {
+    if (!part) return stored.etag;
+    const cached = this.etags.get(stored);
+    if (cached?.part === part) return cached.etag;
+    const etag = sameDiscovered(discoveredFromFile(stored.id, stored.data), part)
+      ? stored.etag
+      : createHash('sha256')
+          .update(`${stored.etag}\n${stringifyCanonical(DISCOVERED_KEYS.map((key) => part[key] ?? null))}`)
+          .digest('hex')
+          .slice(0, 32);
+    this.etags.set(stored, { part, etag });
+    return etag;
+  }
+
   private onStoreChange(event: ChangeEvent<ResourceFileData>): void {
     if (event.type === 'delete') this.discovered.delete(event.id);
-    // a file added by hand (or our own create) brings its discovered part; known ids keep theirs
-    else if (!this.discovered.has(event.id) && event.object)
-      this.discovered.set(event.id, discoveredFromFile(event.id, event.object.data));
+    else if (event.object) this.takeIn(event.id, event.object, event.source);
     this.changed();
+  }
+
+  /** What a new version of a file does to the trusted discovered part. */
+  private takeIn(id: string, stored: StoredObject<ResourceFileData>, source: ChangeSource): void {
+    const known = this.discovered.get(id);
+    const fromFile = discoveredFromFile(id, stored.data);
+    // a file added by hand, from the cluster or by our own create brings its discovered part
+    if (!known) return void this.discovered.set(id, fromFile);
+    // our own writes (API: composed from the trusted part; a sync: trusted before it writes)
+    if (source === 'api' || source === 'discovery' || source === 'startup') return;
+    if (sameDiscovered(known, fromFile)) return;
+    const leads = this.leads();
+    // a follower's discovered fields are the leader's sync writes, which arrive from the cluster
+    if (source === 'cluster' && !leads) return void this.discovered.set(id, fromFile);
+    // a hand edit or a restore (here, or on another node when this one syncs): not taken, and the
+    // node that syncs checks the upstream now, so the true values are back in every file at once
+    if (leads) for (const listener of this.driftListeners) listener(id);
   }
 
   private changed(): void {

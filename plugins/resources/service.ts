@@ -226,7 +226,10 @@ export class ResourceService {
 
   private views(records: ResourceRecord[]): ResourceView[] {
     const outcomes = outcomesFor(this.deps.effective, records);
-    return records.map((record) => viewOf(record, this.deps.repository.stored(record.id)!, outcomes.get(record.id)));
+    const { repository } = this.deps;
+    return records.map((record) =>
+      viewOf(record, repository.stored(record.id)!, repository.etag(record.id)!, outcomes.get(record.id)),
+    );
   }
 }
 

@@ -18,10 +18,11 @@ export interface ResourceView extends Omit<ResourceRecord, 'priority' | 'config'
   etag: string;
 }
 
-/** Builds the view; `outcome` comes from effective.ts. */
+/** Builds the view; `etag` is what the repository answers (it covers `record`), `outcome` comes from effective.ts. */
 export function viewOf(
   record: ResourceRecord,
   stored: StoredObject<ResourceFileData>,
+  etag: string,
   outcome: ResourceOutcome | undefined,
 ): ResourceView {
   return {
@@ -32,7 +33,7 @@ export function viewOf(
     warnings: outcome?.warnings ?? [],
     created_at: stored.created_at,
     updated_at: stored.updated_at,
-    etag: stored.etag,
+    etag,
   };
 }
 

@@ -27,6 +27,8 @@ export interface FakeState {
   pageSize: number | null;
   /** Only list requests for this `page` get the fault (null: any page); combines with `faultPath`. */
   faultPage: number | null;
+  /** Rewrites the text of `pangolinFile` before it is served (an upstream change the fixtures lack); null: as is. */
+  pangolinEdit: ((text: string) => string) | null;
 }
 
 /** A fresh fake's state: no fault, no delay, the base Pangolin file, no auth, pages as asked. */
@@ -39,6 +41,7 @@ export function initialFakeState(): FakeState {
     basicAuth: null,
     pageSize: null,
     faultPage: null,
+    pangolinEdit: null,
   };
 }
 
@@ -211,7 +214,10 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   });
 
   registerTraefikRoutes(app, texts, state);
-  app.get('/api/v1/traefik-config', async (_request, reply) => sendJsonText(reply, texts.get(state.pangolinFile)!));
+  app.get('/api/v1/traefik-config', async (_request, reply) => {
+    const text = texts.get(state.pangolinFile)!;
+    return sendJsonText(reply, state.pangolinEdit ? state.pangolinEdit(text) : text);
+  });
 
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;

@@ -1,8 +1,9 @@
 import test from 'ava';
-import { readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { build } from '../helpers/build.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { WAIT_DEADLINE_MS, waitFor } from '../helpers/wait.ts';
 import {
   call,
   createMiddleware,
@@ -15,6 +16,9 @@ import {
   WIKI,
   writeSources,
 } from './support.ts';
+
+/** A file's ETag (API.md §2.5): the first 32 hex digits of the SHA-256 of its bytes. */
+const fileEtag = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
 
 test.serial(
   'discovers the Pangolin fixture: ids, hosts, priorities, entry points; redirect routers excluded',
@@ -260,7 +264,7 @@ test.serial('the poller syncs every poll_interval_s and app.upstream.requestSync
 });
 
 test.serial(
-  'a hand edit of override fields is picked up within 1 s; discovered fields in the file are ignored and restored by the next sync',
+  'a hand edit of override fields is picked up within 1 s; discovered fields in the file are ignored and put back at once',
   async (t) => {
     const { app, dataDir } = await harness(t);
     await createMiddleware(t, app, {
@@ -277,7 +281,6 @@ test.serial(
       .replace('middlewares: []', 'middlewares:\n  - id: rate-limit\n    priority: 250')
       .replace(/service_id: null\nconfig:/, 'service_id: null\nconfig:');
     t.not(edited, text);
-    const { writeFile } = await import('node:fs/promises');
     const started = Date.now();
     await writeFile(file, `# my note\n${edited}`);
     const view = await waitFor(async () => {
@@ -290,20 +293,71 @@ test.serial(
     t.is(view.rule, 'Host(`cloud.example.com`)');
     t.deepEqual(view.effective_middlewares, ['rate-limit', 'badger']);
 
-    const report = await app.resources.syncNow();
-    t.is(report.written, 1);
-    const after = await readFile(file, 'utf8');
+    // the drifted file made the server sync at once: the upstream's values are back in the file,
+    // the overrides and comments of the edit kept, and the ETag is the file's again
+    const after = await waitFor(async () => {
+      const now = await readFile(file, 'utf8');
+      return now.includes('host: cloud.example.com') ? now : null;
+    }, WAIT_DEADLINE_MS);
+    t.log(`discovered fields back in the file after ${Date.now() - started} ms`);
     t.true(after.startsWith('# my note'), 'comments survive the rewrite');
-    t.true(after.includes('host: cloud.example.com'));
+    t.true(after.includes('rule: Host(`cloud.example.com`)'));
     t.true(after.includes('id: rate-limit'));
+    const final = await call(app, { url: `/api/resources/${NEXTCLOUD}` });
+    t.is(final.headers.etag, `"${fileEtag(after)}"`);
     t.is((await app.resources.syncNow()).written, 0);
+  },
+);
+
+test.serial(
+  'upstream down: a hand edit of discovered fields is answered with the last upstream values under an ETag of its own',
+  async (t) => {
+    const { app, dataDir, fake } = await harness(t);
+    const file = path.join(dataDir, 'resources', `${NEXTCLOUD}.yaml`);
+    const url = `/api/resources/${NEXTCLOUD}`;
+    const before = await call(app, { url });
+    fake.state.fault = '502';
+    const edited = (await readFile(file, 'utf8'))
+      .replace('status: active', 'status: disabled')
+      .replaceAll('cloud.example.com', 'evil.example.com');
+    await writeFile(file, edited);
+    const drifted = await waitFor(async () => {
+      const r = await call(app, { url });
+      return r.headers.etag !== before.headers.etag ? r : null;
+    }, WAIT_DEADLINE_MS);
+    // the file is not what is answered: the ETag is neither the file's nor the one of the old file
+    t.like(drifted.body, { host: 'cloud.example.com', status: 'active' });
+    t.not(drifted.headers.etag, `"${fileEtag(edited)}"`);
+    t.is(await readFile(file, 'utf8'), edited, 'the sync failed: nothing put back yet');
+    // a hand-disabled resource is still active: DELETE refused, and If-Match takes the answered ETag
+    const refused = await call(app, { method: 'DELETE', url, headers: { 'if-match': String(drifted.headers.etag) } });
+    t.is(refused.status, 409);
+    t.is(refused.body.id, 'resource_active');
+    const stale = await call(app, {
+      method: 'PUT',
+      url: `${url}/config/priority`,
+      headers: { 'if-match': `"${fileEtag(edited)}"` },
+      payload: { priority: 300 },
+    });
+    t.is(stale.status, 412, 'the bare file ETag names an answer never given');
+    const put = await call(app, {
+      method: 'PUT',
+      url: `${url}/config/priority`,
+      headers: { 'if-match': String(drifted.headers.etag) },
+      payload: { priority: 300 },
+    });
+    t.is(put.status, 200, JSON.stringify(put.body));
+    t.like(put.body, { host: 'cloud.example.com', status: 'active', config: { priority: { priority: 300 } } });
+    // a write composes the trusted fields: the file holds them again, and its ETag is answered
+    const written = await readFile(file, 'utf8');
+    t.true(written.includes('host: cloud.example.com'));
+    t.is(put.headers.etag, `"${fileEtag(written)}"`);
   },
 );
 
 test.serial('an invalid hand edit keeps the last good version', async (t) => {
   const { app, dataDir } = await harness(t);
   const file = path.join(dataDir, 'resources', `${NEXTCLOUD}.yaml`);
-  const { writeFile } = await import('node:fs/promises');
   await writeFile(
     file,
     (await readFile(file, 'utf8')).replace('middlewares: []', 'middlewares: [{id: "Not A Slug", priority: 5}]'),
