@@ -4,7 +4,10 @@
  * directory with an mtime refreshed every few seconds, so it also works between containers sharing
  * a volume (different PID namespaces): a holder that stopped refreshing is stale after STALE_MS.
  * On the same host a holder whose pid is gone (SIGKILL, OOM kill) is stale at once, so a restart is
- * never blocked. Both names start with a dot: the store's watcher and backups skip hidden entries.
+ * never blocked: so is one that is a zombie (killed, not yet reaped by a parent that waits late:
+ * `kill(pid, 0)` succeeds on it) or whose pid now belongs to another process (its start time in
+ * /proc differs from the one recorded). Both names start with a dot: the store's watcher and
+ * backups skip hidden entries.
  */
 import { hostname } from 'node:os';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +17,7 @@ import { StartupError } from './startup-checks.ts';
 
 /** proper-lockfile's lock directory. */
 export const LOCK_NAME = '.stack-manager.lock';
-/** Who holds the lock: `{ pid, host, started_at }`. */
+/** Who holds the lock: `{ pid, host, started_at, proc_start }`. */
 export const OWNER_NAME = '.stack-manager.lock.json';
 /** A lock not refreshed for this long belongs to a dead holder (another host or PID namespace). */
 export const STALE_MS = 30_000;
@@ -23,6 +26,21 @@ export interface LockOwner {
   pid: number;
   host: string;
   started_at: string;
+  /** Field 22 of /proc/<pid>/stat (clock ticks after boot); absent without /proc or in older records. */
+  proc_start?: string;
+}
+
+/** State (field 3) and start time (field 22) of a process from /proc/<pid>/stat; null without it. */
+export function procStat(pid: number): { state: string; start: string } | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null; // gone, or no /proc (not Linux)
+  }
+  // "pid (comm) state ppid …": comm may hold spaces and parentheses, the fields follow the last ')'
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields.length >= 20 ? { state: fields[0], start: fields[19] } : null;
 }
 
 export interface DataDirLock {
@@ -48,9 +66,22 @@ function processAlive(pid: number): boolean {
   }
 }
 
-/** A holder on this host whose process is gone, or a record of this very pid (a restarted container). */
+/** Whether the recorded holder, alive for kill(pid, 0), is a zombie or another process under a reused pid. */
+function deadByProc(owner: LockOwner): boolean {
+  const stat = procStat(owner.pid);
+  if (stat === null) return false; // no /proc: kill(pid, 0) decided
+  return (
+    stat.state === 'Z' || stat.state === 'X' || (owner.proc_start !== undefined && stat.start !== owner.proc_start)
+  );
+}
+
+/** A holder on this host whose process is gone or a zombie, a reused pid, or this very pid (a restarted container). */
 function deadOnThisHost(owner: LockOwner | null): boolean {
-  return owner !== null && owner.host === hostname() && (owner.pid === process.pid || !processAlive(owner.pid));
+  return (
+    owner !== null &&
+    owner.host === hostname() &&
+    (owner.pid === process.pid || !processAlive(owner.pid) || deadByProc(owner))
+  );
 }
 
 function describe(owner: LockOwner | null): string {
@@ -89,7 +120,13 @@ export async function lockDataDir(
     rmSync(lockPath, { recursive: true, force: true });
     release = await take();
   }
-  const owner: LockOwner = { pid: process.pid, host: hostname(), started_at: new Date().toISOString() };
+  const start = procStat(process.pid)?.start;
+  const owner: LockOwner = {
+    pid: process.pid,
+    host: hostname(),
+    started_at: new Date().toISOString(),
+    ...(start === undefined ? {} : { proc_start: start }),
+  };
   const ownerFile = path.join(dataDir, OWNER_NAME);
   writeFileSync(`${ownerFile}.${process.pid}.tmp`, `${JSON.stringify(owner)}\n`);
   renameSync(`${ownerFile}.${process.pid}.tmp`, ownerFile);
