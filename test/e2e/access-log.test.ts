@@ -93,7 +93,8 @@ async function sendTraffic(t: { is(a: unknown, b: unknown, m?: string): void }):
       bytes += Buffer.byteLength(reply.body);
     }
   }
-  await waitFor(async () => (await readFile(accessLog, 'utf8')).split('\n').filter(Boolean).length >= TOTAL);
+  // Traefik writes each line as the request ends (accessLog.bufferingSize 0): expected within ~a second
+  await waitFor(async () => (await readFile(accessLog, 'utf8')).split('\n').filter(Boolean).length >= TOTAL, 1_000, 20);
   return bytes;
 }
 
