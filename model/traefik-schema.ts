@@ -69,7 +69,7 @@ export class TraefikSchema {
   /** Validates `value` against `definition`; pointers are prefixed with `prefix` (e.g. `/config`). */
   check(definition: string, value: unknown, prefix: string, label: string): TraefikCheck {
     const validate = this.validator(definition);
-    const numbers = numberProblems(value, prefix);
+    const numbers = numberProblems(value, prefix, definition);
     if (validate(value)) return { errors: numbers, unknown: [] };
     const summary = summarise(validate.errors ?? [], prefix, label);
     for (const problem of numbers)

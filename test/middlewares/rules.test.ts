@@ -86,6 +86,40 @@ test('ipWhiteList is accepted with a deprecation warning', async (t) => {
   t.regex(created.body.warnings[0], /ipWhiteList is deprecated/);
 });
 
+test('numbers Traefik cannot decode are refused: fractions in integer fields, durations without a unit', async (t) => {
+  // each of these made Traefik 3.7.15 refuse the whole provider document (e2e middlewares tests)
+  const app = await buildApp(t);
+  const refused: Array<[string, Record<string, unknown>, string]> = [
+    ['rateLimit', { average: 10, burst: 1.5 }, '/config/burst'],
+    ['rateLimit', { average: 2.5 }, '/config/average'],
+    ['rateLimit', { average: '1.5' }, '/config/average'],
+    ['rateLimit', { average: 10, period: 1.5 }, '/config/period'],
+    ['rateLimit', { average: 10, period: '1.5' }, '/config/period'],
+    ['forwardAuth', { address: 'http://auth', maxBodySize: 10.5 }, '/config/maxBodySize'],
+    ['circuitBreaker', { expression: 'NetworkErrorRatio() > 0.5', checkPeriod: 'soon' }, '/config/checkPeriod'],
+    ['retry', { attempts: 2, initialInterval: '100' + 'xs' }, '/config/initialInterval'],
+  ];
+  for (const [type, config, pointer] of refused) {
+    const reply = await post(app, { name: 'n', type, config });
+    assertClientError(t, reply, 422, 'validation_failed');
+    t.true(
+      reply.body.details.some((d: { path: string }) => d.path === pointer),
+      `${type} ${JSON.stringify(config)}: ${JSON.stringify(reply.body)}`,
+    );
+  }
+  // whole numbers, digits and Go durations are what Traefik reads; a plugin's own fields are its business
+  const accepted: Array<[string, Record<string, unknown>]> = [
+    ['rateLimit', { average: '100', burst: 5, period: 60 }],
+    ['rateLimit', { average: 1, period: '60' }],
+    ['rateLimit', { average: 1, period: '1.5s' }],
+    ['plugin', { custom: { period: 1.5, burst: 0.5, timeout: 'later' } }],
+  ];
+  for (const [i, [type, config]] of accepted.entries()) {
+    const reply = await post(app, { name: `ok${i}`, type, config });
+    t.is(reply.status, 201, `${type} ${JSON.stringify(config)}: ${JSON.stringify(reply.body)}`);
+  }
+});
+
 test('chains need 1–50 existing members, accept name@provider and reject cycles', async (t) => {
   const app = await buildApp(t);
   await post(app, { id: 'headers', name: 'Headers', type: 'headers', config: { frameDeny: true } });

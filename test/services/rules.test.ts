@@ -172,6 +172,25 @@ test('DELETE answers 409 in_use while another service or a reference source uses
   t.is((await app.inject({ method: 'DELETE', url: '/api/services/web' })).statusCode, 204);
 });
 
+test('a fraction where Traefik reads an integer (weight, percent) is refused', async (t) => {
+  // Traefik 3.7.15 refuses the whole provider document for it: strconv.ParseInt: parsing "1.500000"
+  const app = await buildApp(t);
+  const backend = await post(app, { name: 'b', type: 'loadBalancer', config: { servers: [{ url: 'http://b:1' }] } });
+  t.is(backend.status, 201);
+  const weighted = await post(app, { name: 'w', type: 'weighted', config: { services: [{ name: 'b', weight: 1.5 }] } });
+  assertClientError(t, weighted, 422, 'validation_failed');
+  t.is(weighted.body.details[0].path, '/config/services/0/weight');
+  const mirroring = await post(app, {
+    name: 'm',
+    type: 'mirroring',
+    config: { service: 'b', mirrors: [{ name: 'b', percent: 12.5 }] },
+  });
+  assertClientError(t, mirroring, 422, 'validation_failed');
+  t.is(mirroring.body.details[0].path, '/config/mirrors/0/percent');
+  const whole = await post(app, { name: 'w2', type: 'weighted', config: { services: [{ name: 'b', weight: 3 }] } });
+  t.is(whole.status, 201);
+});
+
 test('unknown Traefik fields become warnings when allowed', async (t) => {
   const app = await buildApp(t, { config: { validation: { allow_unknown_traefik_fields: true } } });
   const created = await post(app, {

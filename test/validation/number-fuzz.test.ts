@@ -228,14 +228,16 @@ test('resources: mtlswhitelist refresh_interval / reject_code, priority, middlew
 test('middlewares and services: numbers inside Traefik objects fit Go types', async (t) => {
   const app = await build(t, { config: { auth: { mode: 'off' } } });
   const list = async () => (await app.inject({ url: '/api/middlewares' })).json().length;
-  const fractionOrNegative: readonly Fuzz[] = ['-1', '1.5'];
+  // a fraction is refused: Traefik reads average as a Go integer and period as whole seconds, and a
+  // value it cannot decode makes it refuse the whole provider document (measured with Traefik 3.7.15)
+  const negative: readonly Fuzz[] = ['-1'];
   const drop = (id: string) => () => app.inject({ method: 'DELETE', url: `/api/middlewares/${id}` });
   await fuzz(t, app, {
     method: 'POST',
     url: '/api/middlewares',
     body: '{"name":"rl","type":"rateLimit","config":{"average":$}}',
     pointer: '/config/average',
-    accepts: fractionOrNegative,
+    accepts: negative,
     undo: drop('rl'),
   });
   await fuzz(t, app, {
@@ -243,7 +245,7 @@ test('middlewares and services: numbers inside Traefik objects fit Go types', as
     url: '/api/middlewares',
     body: '{"name":"rl","type":"rateLimit","config":{"average":1,"period":$}}',
     pointer: '/config/period',
-    accepts: fractionOrNegative,
+    accepts: negative,
     undo: drop('rl'),
   });
   await fuzz(
