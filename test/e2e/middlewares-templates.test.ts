@@ -11,14 +11,22 @@ import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'ava';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { DEFAULT_TEMPLATES_DIR } from '../../plugins/middlewares/templates.ts';
 import { MIDDLEWARE_TYPES } from '../../plugins/middlewares/schemas.ts';
 import { DEFAULT_TRAEFIK_SCHEMA_PATH } from '../../model/traefik-schema.ts';
 import { hookTeardowns } from '../helpers/hook-context.ts';
 import { startStack, type Stack } from '../helpers/traefik-stack.ts';
 import { traefikTest, TRAEFIK_BIN } from '../helpers/traefik.ts';
-import { addResources, assign, createMiddleware, routerOf, waitForLoaded } from './middlewares-support.ts';
+import { waitFor } from '../helpers/wait.ts';
+import {
+  addResources,
+  assertEnabled,
+  assign,
+  createMiddleware,
+  routerOf,
+  waitForLoaded,
+} from './middlewares-support.ts';
 
 const e2e = traefikTest(test);
 const hook = hookTeardowns(test);
@@ -280,3 +288,28 @@ e2e('every middleware type, with every field our API accepts, is loaded by Traef
   }
   t.deepEqual(await loadEach(ids, 2000, 'type'), {});
 });
+
+e2e(
+  'a middleware Traefik could not decode never reaches it: refused by the API, held back from a hand edit',
+  async (t) => {
+    // Traefik refuses the whole document for `burst: 1.5` ("strconv.ParseInt: parsing "1.500000"")
+    const config = { average: 10, burst: 1.5 };
+    const refused = await stack.sm.call('POST', '/api/middlewares', { name: 'fraction', type: 'rateLimit', config });
+    t.is(refused.status, 422, refused.text);
+    await writeFile(
+      path.join(stack.sm.dataDir, 'middlewares', 'hand-fraction.yaml'),
+      stringify({ name: 'Hand fraction', type: 'rateLimit', config }),
+    );
+    await waitFor(async () => {
+      const status = (await stack.sm.call('GET', '/api/proxy-config/status')).json as any;
+      return status.invalid_files.some((file: { path: string }) => file.path.includes('hand-fraction'));
+    }, 5_000);
+    // Traefik still takes our later changes
+    await createMiddleware(stack, { id: 'after-fraction', type: 'addPrefix', config: { prefix: '/after' } });
+    const resource = { id: 3000, name: 'after-fraction', host: 'after-fraction.test' };
+    await addResources(stack, [resource]);
+    await assign(stack, routerOf(resource), 'after-fraction');
+    assertEnabled(t, await waitForLoaded(stack.traefik, routerOf(resource), ['after-fraction', 'badger']));
+    t.false(stack.traefik.log().includes('cannot decode configuration data'));
+  },
+);
