@@ -238,6 +238,15 @@ export interface TraefikOptions {
   editStatic?: (config: Record<string, any>) => void;
   /** Use this static config file instead of writing one (e.g. a shipped `traefik_config.yml`). */
   staticFile?: string;
+  /**
+   * Writes the static config itself once the ports are chosen (e.g. a shipped file with its ports
+   * remapped to these) and returns its path; wins over `staticFile` and the generated config.
+   */
+  writeStatic?: (context: { ports: Record<string, number>; dir: string }) => Promise<string>;
+  /** The entry point serving `/ping` (default `traefik`), for a static config that puts it elsewhere. */
+  pingEntryPoint?: string;
+  /** Extra environment variables for the Traefik process. */
+  env?: Record<string, string>;
 }
 
 export interface TraefikReply {
@@ -354,8 +363,11 @@ export async function startTraefik(t: ExecutionContext, options: TraefikOptions)
       : {}),
   };
   options.editStatic?.(config);
-  const staticFile = options.staticFile ?? path.join(dir, 'traefik.yml');
-  if (!options.staticFile) await writeFile(staticFile, stringify(config));
+  const staticFile = options.writeStatic
+    ? await options.writeStatic({ ports, dir })
+    : (options.staticFile ?? path.join(dir, 'traefik.yml'));
+  if (!options.staticFile && !options.writeStatic) await writeFile(staticFile, stringify(config));
+  const pingUrl = `http://127.0.0.1:${ports[options.pingEntryPoint ?? 'traefik']}/ping`;
 
   const apiBase = `http://127.0.0.1:${ports.traefik}`;
   let child: ChildProcess;
@@ -363,13 +375,17 @@ export async function startTraefik(t: ExecutionContext, options: TraefikOptions)
   const launch = async () => {
     output = '';
     // cwd = the temp dir: Traefik resolves ./plugins-local (and ./plugins-storage) against it
-    child = spawn(binary, [`--configFile=${staticFile}`], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(binary, [`--configFile=${staticFile}`], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: options.env ? { ...process.env, ...options.env } : process.env,
+    });
     child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     await waitFor(async () => {
       if (child.exitCode !== null)
         throw new Error(`Traefik exited (${child.exitCode}): ${output}\n${read(logPath).slice(-4000)}`);
-      return (await get(`${apiBase}/ping`).catch(() => null))?.status === 200;
+      return (await get(pingUrl).catch(() => null))?.status === 200;
     }, 10_000);
   };
   const stop = async () => {
