@@ -109,8 +109,13 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const mapped = toAppError(error, bodyLimit, request);
     if (mapped) {
-      // 502/503 are expected states (upstream down, not configured): worth a warning, not a stack trace
-      if (mapped.statusCode >= 500) request.log.warn({ id: mapped.id }, mapped.message);
+      // 502/503 are expected states (upstream down, not configured): worth a warning, not a stack
+      // trace; but not per provider poll (API.md §2.11: its changes of answer are logged once)
+      if (mapped.statusCode >= 500)
+        request.log[request.routeOptions.config?.auth === 'provider' ? 'debug' : 'warn'](
+          { id: mapped.id },
+          mapped.message,
+        );
       return sendError(reply, mapped);
     }
     request.log.error({ err: error }, 'unhandled error');

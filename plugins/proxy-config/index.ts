@@ -22,6 +22,7 @@ import { acceptsGzip, matchesIfNoneMatch, wantsYaml } from './negotiate.ts';
 import { generationInputs } from './inputs.ts';
 import { providerHeaders } from './headers.ts';
 import { fastProviderRoute } from './fast-route.ts';
+import { ProviderAnswerLog } from './answer-log.ts';
 import { loadSaved, SnapshotWriter, type SavedGeneration, type Servable } from './snapshot.ts';
 import { recordPoll, setupTargets, targetDangling, targetStatuses, type Targets } from './targets/setup.ts';
 import { targetRoutes } from './targets/routes.ts';
@@ -69,6 +70,17 @@ async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): P
     if (answer === null || answer.generation !== generation || answer.stale !== stale) answer = { generation, stale };
     return answer;
   };
+  // what each poll is answered, logged once per change, never per poll at info (API.md §2.11)
+  const answers = new ProviderAnswerLog(
+    log,
+    () => app.upstream.lastError,
+    () => provider.current() === null && saved !== null,
+  );
+  const polled: Served = () => {
+    const current = served();
+    answers.note(current === null ? 'unavailable' : current.stale ? 'stale' : 'ok');
+    return current;
+  };
 
   // G1: every input change regenerates (coalesced); requests only copy the stored bytes
   const unsubscribe = [
@@ -96,9 +108,9 @@ async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): P
   });
 
   await app.register(async (scope) => {
-    // Traefik polls these routes (several instances, every few seconds) and they log at warn only:
-    // one shared child logger instead of a new pino child per request (issue 11). Their warnings
-    // carry the component, not the request id.
+    // Traefik polls these routes (several instances, every few seconds) and they log per request at
+    // debug only (API.md §2.11): one shared child logger instead of a new pino child per request
+    // (issue 11). Their lines carry the component, not the request id.
     const shared = new Map<string, FastifyBaseLogger>();
     scope.setChildLoggerFactory((logger, _bindings, options) => {
       const level = options.level ?? logger.level;
@@ -107,12 +119,12 @@ async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): P
       return child;
     });
     for (const prefix of PREFIXES)
-      registerRoutes(scope.withTypeProvider<TypeBoxTypeProvider>(), app, provider, served, prefix, targets);
+      registerRoutes(scope.withTypeProvider<TypeBoxTypeProvider>(), app, provider, { served, polled }, prefix, targets);
   });
   await app.register(targetRoutes, { service: targets.service });
   // Traefik's plain polls skip Fastify: same answer, a fraction of the CPU (fast-route.ts, issue 11)
   if (app.hasDecorator('fastRoutes')) {
-    const fast = fastProviderRoute(served, (ip, userAgent, etag, yaml) =>
+    const fast = fastProviderRoute(polled, (ip, userAgent, etag, yaml) =>
       targets.pollers.seen('default', ip, userAgent, null, etag, yaml),
     );
     for (const prefix of PREFIXES) app.fastRoutes.add(prefix, 'provider', fast);
@@ -125,7 +137,7 @@ function registerRoutes(
   scope: RouteScope,
   app: FastifyInstance,
   provider: ConfigProvider,
-  served: Served,
+  { served, polled }: { served: Served; polled: Served },
   prefix: string,
   targets: Targets,
 ): void {
@@ -140,7 +152,8 @@ function registerRoutes(
     prefix,
     {
       config: { auth: 'provider' },
-      // Traefik polls every few seconds: core/request-log.ts logs successful polls at debug
+      // Traefik polls every few seconds: core/request-log.ts logs every poll at debug, whatever it is
+      // answered, and ProviderAnswerLog (answer-log.ts) one line per change of answer
       schema: {
         ...providerSchema,
         summary: "Generated Traefik dynamic configuration (HTTP provider; `target`: that target's document)",
@@ -152,7 +165,7 @@ function registerRoutes(
     function serveConfig(request, reply) {
       const { format, target } = request.query;
       if (target !== undefined) return serveTarget(targets, request, reply, target, format, isStale(app));
-      const current = served();
+      const current = polled();
       if (!current) throw proxyConfigErrors.neverProduced(app.upstream.lastError);
       const { generation, stale } = current;
       const yaml = format ? format === 'yaml' : wantsYaml(request.headers.accept);

@@ -1,10 +1,20 @@
-/** One log line per request (debug for polls and health checks) and the access summary at start. */
-import test from 'ava';
+/**
+ * One log line per request (debug for provider polls whatever they answer, and for health checks),
+ * the provider's changes of answer once each (API.md §2.11), and the access summary at start.
+ */
+import test, { type ExecutionContext } from 'ava';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import pino from 'pino';
+import { AppHost } from '../../core/app-host.ts';
+import { buildApp } from '../../core/app.ts';
 import { logAccessSummary, isLoopback } from '../../core/startup-summary.ts';
-import { build } from '../helpers/build.ts';
+import { builtinGroups } from '../../plugins/index.ts';
+import { build, tempDir, testConfig } from '../helpers/build.ts';
 import { logCapture } from '../auth/support.ts';
 import { harness } from '../resources/support.ts';
+import { startFakeUpstream } from '../helpers/fake-upstream.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const requestLines = (lines: Record<string, unknown>[]) =>
   lines.filter((l) => l.msg === 'request completed' || l.msg === 'incoming request');
@@ -37,6 +47,85 @@ test('at the default level info, a polling Traefik leaves no line per poll', asy
   await app.proxyConfig.regenerate();
   for (let i = 0; i < 5; i++) t.is((await app.inject({ url: '/api/v1/proxy-config' })).statusCode, 200);
   t.deepEqual(requestLines(logs.lines()), []);
+});
+
+/** The app as `npm start` serves it (AppHost: fast routes, then Fastify) on a loopback port, logging at info. */
+async function servedApp(t: ExecutionContext, pangolinUrl: string) {
+  const logs = logCapture();
+  const config = testConfig(path.join(await tempDir(t), 'data'), {
+    auth: { mode: 'off' },
+    templates: { seed: false },
+    log: { level: 'info' },
+    datasources: { pangolin_url: pangolinUrl, traefik_url: 'http://127.0.0.1:9', active: 'pangolin' },
+  });
+  const silent = pino({ level: 'silent' });
+  const host = new AppHost(
+    (generation, serverFactory) =>
+      buildApp({ config, groups: builtinGroups, generation, serverFactory, logStream: logs.stream }),
+    silent,
+  );
+  const app = await host.start();
+  t.teardown(() => host.close());
+  await new Promise<void>((resolve) => host.server.listen(0, '127.0.0.1', () => resolve()));
+  const base = `http://127.0.0.1:${(host.server.address() as AddressInfo).port}`;
+  /** N polls as Traefik sends them: statuses and X-Config-Stale of each. */
+  const poll = async (n: number) => {
+    const answers: Array<[number, string | null]> = [];
+    for (let i = 0; i < n; i++) {
+      const response = await fetch(`${base}/api/v1/traefik-config`, {
+        headers: { 'user-agent': 'Go-http-client/1.1' },
+      });
+      await response.arrayBuffer();
+      answers.push([response.status, response.headers.get('x-config-stale')]);
+    }
+    return answers;
+  };
+  return { app, logs, poll };
+}
+
+/** Lines written for single requests (Fastify's, and the error handler's warning of a 5xx). */
+const perRequest = (lines: Record<string, unknown>[]) =>
+  lines.filter((l) => 'req' in l || 'res' in l || l.id === 'upstream_unavailable' || 'reqId' in l);
+const stateLines = (lines: Record<string, unknown>[]) => lines.filter((l) => 'provider_state' in l);
+
+test('with Pangolin unreachable, 30 polls answered 502 write no line per request and one state line', async (t) => {
+  const { logs, poll } = await servedApp(t, 'http://127.0.0.1:9/api/v1');
+  const before = logs.lines().length;
+  const answers = await poll(30);
+  t.deepEqual(new Set(answers.map(([status]) => status)), new Set([502]));
+  const written = logs.lines().slice(before);
+  t.deepEqual(perRequest(written), [], 'no line per poll at info or above');
+  const changes = stateLines(written);
+  t.is(changes.length, 1, JSON.stringify(changes));
+  t.like(changes[0], { level: 40, provider_state: 'unavailable', previous: 'ok', component: 'proxy-config' });
+  t.regex(String(changes[0].upstream_error), /127\.0\.0\.1:9|ECONNREFUSED|fetch failed/i);
+  t.log(`${written.length} lines in all for 30 polls: ${JSON.stringify(written.map((l) => l.msg))}`);
+});
+
+test('stale answers and the return to a current config are logged once each, polls never', async (t) => {
+  const fake = await startFakeUpstream();
+  t.teardown(() => fake.close());
+  const { app, logs, poll } = await servedApp(t, fake.pangolinUrl);
+  // until the first generation the polls are answered 502 (logged once, as above)
+  await waitFor(async () => (await poll(1))[0][0] === 200, 10_000);
+  const from = logs.lines().length;
+  t.deepEqual(await poll(10), Array(10).fill([200, null]));
+  fake.state.fault = '502';
+  t.false((await app.resources.syncNow()).ok);
+  t.deepEqual(await poll(20), Array(20).fill([200, 'true']), 'the last good config, stale');
+  fake.state.fault = null;
+  t.true((await app.resources.syncNow()).ok);
+  t.deepEqual(await poll(20), Array(20).fill([200, null]));
+  const lines = logs.lines().slice(from);
+  t.deepEqual(perRequest(lines), [], 'no line per poll at info or above');
+  t.deepEqual(
+    stateLines(lines).map((l) => [l.level, l.provider_state, l.previous]),
+    [
+      [40, 'stale', 'ok'],
+      [30, 'ok', 'stale'],
+    ],
+  );
+  t.regex(String(stateLines(lines)[0].upstream_error), /502/);
 });
 
 async function summary(t: Parameters<typeof build>[0], config: Record<string, unknown>) {
