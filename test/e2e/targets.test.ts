@@ -141,3 +141,19 @@ e2e('a change of a target’s selection reaches its Traefik; the other instance 
     );
   }
 });
+
+e2e('neither Traefik logged an error about the documents it got', (t) => {
+  for (const [name, traefik] of [
+    ['edge-a', edgeA],
+    ['edge-b', edgeB],
+  ] as const) {
+    t.deepEqual(
+      traefik
+        .log()
+        .split('\n')
+        .filter((line) => / ERR /.test(line)),
+      [],
+      name,
+    );
+  }
+});
