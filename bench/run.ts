@@ -3,14 +3,16 @@
  * the same run, the server pinned to core 0 and the load generator / reference tools on core 1
  * (see bench/lib/measure.ts), printed as a Markdown table ready for README's "Performance".
  *
- *   npm run bench -- [--resources 1000] [--rows provider,startup,logs,backup] [--rounds 5] [--duration 3]
+ *   npm run bench -- [--resources 1000] [--rows provider,startup,logs,backup,traefik-edit] [--rounds 5] [--duration 3]
  *                    [--startup-resources 1000,10000] [--startup-entry dist|tsx] [--backup-resources 10000]
  *                    [--log-lines 1000000] [--log-dir /tmp/sm-bench-logs]  (logs are generated there once, ≈1 GB per million JSON lines)
+ *                    [--traefik-edits 50] [--traefik-resources 1]  (row traefik-edit: a real Traefik, skipped without its binary)
  */
 import { backupRow } from './rows/backup.ts';
 import { logsRow } from './rows/logs.ts';
 import { providerRow, RUNS_PER_ROUND } from './rows/provider.ts';
 import { startupRow } from './rows/startup.ts';
+import { traefikEditRow } from './rows/traefik-edit.ts';
 import type { Row } from './rows/types.ts';
 
 function arg(name: string, fallback: string): string {
@@ -18,7 +20,7 @@ function arg(name: string, fallback: string): string {
   return i > 0 ? process.argv[i + 1] : fallback;
 }
 const resources = Number(arg('resources', '1000'));
-const rows = arg('rows', 'provider,startup,logs,backup').split(',');
+const rows = arg('rows', 'provider,startup,logs,backup,traefik-edit').split(',');
 const rounds = Number(arg('rounds', '5'));
 const duration = Number(arg('duration', '3'));
 const logLines = Number(arg('log-lines', '1000000'));
@@ -38,7 +40,12 @@ for (const name of rows) {
     });
   else if (name === 'logs') out = await logsRow({ lines: logLines, dir: logDir, rounds: Math.min(rounds, 3) });
   else if (name === 'backup') out = await backupRow({ resources: backupResources, rounds: Math.min(rounds, 3) });
-  else throw new Error(`unknown row ${name}: provider, startup, logs, backup`);
+  else if (name === 'traefik-edit')
+    out = await traefikEditRow({
+      edits: Number(arg('traefik-edits', '50')),
+      resources: Number(arg('traefik-resources', '1')),
+    });
+  else throw new Error(`unknown row ${name}: provider, startup, logs, backup, traefik-edit`);
   out.forEach(print);
   table.push(...out);
 }
