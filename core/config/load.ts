@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import { Value } from '@sinclair/typebox/value';
 import { ConfigSchema, ENV_FALLBACKS, ENV_MAP, type AppConfig } from './schema.ts';
 import { explainSchema } from '../errors/explain.ts';
+import { recordEnvOrigins } from './env-origins.ts';
 
 export class ConfigError extends Error {
   readonly exitCode = 78; // EX_CONFIG: sysexits.h, the code API.md §5 asks for
@@ -119,15 +120,23 @@ export function loadConfig(options: LoadOptions = {}): AppConfig {
   const localFile = env.CONFIG_FILE ?? path.join(PROJECT_ROOT, 'config', 'local.yaml');
   if (env.CONFIG_FILE !== undefined || existsSync(localFile))
     tree = deepMerge(tree, readYaml(localFile, 'CONFIG_FILE'));
+  // which variable set which key: seeding variables that a data file overrides are warned about
+  const origins: Record<string, string> = {};
   for (const [name, key] of Object.entries(ENV_MAP)) {
     const primary = ENV_FALLBACKS[name];
     if (primary && envValue(env, primary) !== undefined) continue;
     const raw = envValue(env, name);
     if (raw === undefined) continue;
     setPath(tree, key, coerce(raw, getPath(defaults, key), key));
+    origins[key] = name;
   }
-  if (options.overrides) tree = deepMerge(tree, options.overrides);
-  return validateConfig(tree);
+  if (options.overrides) {
+    tree = deepMerge(tree, options.overrides);
+    for (const key of Object.keys(origins)) if (getPath(options.overrides, key) !== undefined) delete origins[key];
+  }
+  const config = validateConfig(tree);
+  recordEnvOrigins(config, origins);
+  return config;
 }
 
 /** Validates a full settings tree, naming the first failing key. */

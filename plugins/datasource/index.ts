@@ -6,6 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppConfig } from '../../core/config/schema.ts';
+import { warnSeededEnv, type SeededSetting } from '../../core/config/env-origins.ts';
 import { ifMatchOf, ifNoneMatchHits, paginate, quoteEtag } from '../../model/http.ts';
 import { datasourceErrors } from './errors.ts';
 import {
@@ -66,6 +67,28 @@ function seedFile(config: AppConfig['datasources'], now: Date): DataSourcesFile 
   };
 }
 
+/** The settings that seeded datasources.yaml, against what the file holds now (API.md §2.11). */
+function seededSettings(config: AppConfig['datasources'], file: DataSourcesFile): SeededSetting[] {
+  const url = (name: 'pangolin' | 'traefik', key: string, value: string): SeededSetting => ({
+    key,
+    envValue: value.replace(/\/+$/, ''),
+    fileValue: file.sources[name]?.url ?? null,
+    file: 'datasources.yaml',
+    change: `PUT /api/datasource/${name}`,
+  });
+  return [
+    url('pangolin', 'datasources.pangolin_url', config.pangolin_url),
+    url('traefik', 'datasources.traefik_url', config.traefik_url),
+    {
+      key: 'datasources.active',
+      envValue: config.active,
+      fileValue: file.active,
+      file: 'datasources.yaml',
+      change: 'PUT /api/datasource/active',
+    },
+  ];
+}
+
 async function datasource(app: FastifyInstance): Promise<void> {
   app.decorate('upstream', new UpstreamState((change) => app.events.publish('upstream', change)));
   const log = app.log.child({ component: 'datasource' });
@@ -84,6 +107,9 @@ async function datasource(app: FastifyInstance): Promise<void> {
       { file: document.path, active: app.config.datasources.active },
       'created datasources.yaml from the configuration',
     );
+  } else if (document.exists()) {
+    // the environment only seeds: say so when it asks for something the file does not hold
+    warnSeededEnv(log, app.config, seededSettings(app.config.datasources, document.get()));
   }
 
   const service = new DataSourceService({ document, upstream: app.upstream, now: () => app.now(), log });

@@ -21,9 +21,20 @@ import {
   usageSchema,
 } from './schemas.ts';
 import { PluginService } from './service.ts';
+import { warnSeededEnv } from '../../core/config/env-origins.ts';
 
 async function plugins(app: FastifyInstance): Promise<void> {
   const log = app.log.child({ component: 'plugins' });
+  // PROXY_STATIC_CONFIG is only the default: a path set through the API (settings.yaml) wins
+  warnSeededEnv(log, app.config, [
+    {
+      key: 'proxy.static_config_path',
+      envValue: app.config.proxy.static_config_path,
+      fileValue: app.settings.get().proxy_static_config_path || null,
+      file: 'settings.yaml',
+      change: 'PUT /api/plugins/configpath',
+    },
+  ]);
   const service = new PluginService({
     currentPath: () => staticConfigPath(app),
     staticConfig: new StaticConfigReader(() => staticConfigPath(app)),
