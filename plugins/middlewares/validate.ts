@@ -51,9 +51,44 @@ export function checkMiddlewareConfig(
   }
   const traefik = ctx.schema.check(`${type}Middleware`, config, '/config', `the ${type} middleware`);
   errors.push(...traefik.errors);
+  if (type !== 'plugin') errors.push(...emptyObjects(type, config));
   if (!ctx.allowUnknown) errors.push(...traefik.unknown);
   if (type === 'chain') errors.push(...checkChain(id, config, ctx));
   return { errors, tolerated: ctx.allowUnknown ? traefik.unknown : [] };
+}
+
+/** Middleware types Traefik accepts with no field set (`compress: {}`); its `allowEmpty` structs. */
+const EMPTY_TYPES = new Set(['compress', 'contentType']);
+/** Nested objects Traefik accepts empty (`ipStrategy: {}` means the remote address). */
+const EMPTY_FIELDS = new Set(['ipStrategy']);
+
+/**
+ * Empty objects Traefik cannot decode. Its HTTP provider refuses the whole document for one (Traefik
+ * 3.7.15: `cannot decode configuration data: headers cannot be a standalone element (type
+ * *dynamic.Headers)`, the same for `grpcWeb: {}`, `sourceCriterion: {}`, `tls: {}`,
+ * `customRequestHeaders: {}`…) and keeps its previous one, so every later change would be lost.
+ */
+function emptyObjects(type: string, config: Record<string, unknown>): ErrorDetail[] {
+  const errors: ErrorDetail[] = [];
+  if (Object.keys(config).length === 0 && !EMPTY_TYPES.has(type))
+    errors.push({
+      path: '/config',
+      message: `must set at least one field: Traefik refuses an empty ${type} middleware ("${type} cannot be a standalone element")`,
+    });
+  const walk = (node: unknown, at: string, key: string): void => {
+    if (Array.isArray(node)) node.forEach((item, i) => walk(item, `${at}/${i}`, key));
+    else if (typeof node === 'object' && node !== null) {
+      const entries = Object.entries(node);
+      if (entries.length === 0 && !EMPTY_FIELDS.has(key))
+        errors.push({
+          path: at,
+          message: `must not be empty: Traefik refuses an empty ${key} ("${key} cannot be a standalone element"); leave it out instead`,
+        });
+      for (const [k, v] of entries) walk(v, `${at}/${k.replaceAll('~', '~0').replaceAll('/', '~1')}`, k);
+    }
+  };
+  for (const [k, v] of Object.entries(config)) walk(v, `/config/${k.replaceAll('~', '~0').replaceAll('/', '~1')}`, k);
+  return errors;
 }
 
 function checkChain(id: string, config: Record<string, unknown>, ctx: MiddlewareContext): ErrorDetail[] {

@@ -292,24 +292,32 @@ e2e('every middleware type, with every field our API accepts, is loaded by Traef
 e2e(
   'a middleware Traefik could not decode never reaches it: refused by the API, held back from a hand edit',
   async (t) => {
-    // Traefik refuses the whole document for `burst: 1.5` ("strconv.ParseInt: parsing "1.500000"")
-    const config = { average: 10, burst: 1.5 };
-    const refused = await stack.sm.call('POST', '/api/middlewares', { name: 'fraction', type: 'rateLimit', config });
-    t.is(refused.status, 422, refused.text);
-    await writeFile(
-      path.join(stack.sm.dataDir, 'middlewares', 'hand-fraction.yaml'),
-      stringify({ name: 'Hand fraction', type: 'rateLimit', config }),
-    );
+    // each made Traefik refuse the whole document: `strconv.ParseInt: parsing "1.500000": invalid
+    // syntax`, `headers cannot be a standalone element`, `sourceCriterion cannot be a standalone element`
+    const undecodable: Array<[string, string, Record<string, unknown>]> = [
+      ['fraction', 'rateLimit', { average: 10, burst: 1.5 }],
+      ['empty', 'headers', {}],
+      ['empty-nested', 'rateLimit', { average: 10, sourceCriterion: {} }],
+    ];
+    for (const [name, type, config] of undecodable) {
+      const refused = await stack.sm.call('POST', '/api/middlewares', { name, type, config });
+      t.is(refused.status, 422, refused.text);
+      await writeFile(
+        path.join(stack.sm.dataDir, 'middlewares', `hand-${name}.yaml`),
+        stringify({ name, type, config }),
+      );
+    }
     await waitFor(async () => {
       const status = (await stack.sm.call('GET', '/api/proxy-config/status')).json as any;
-      return status.invalid_files.some((file: { path: string }) => file.path.includes('hand-fraction'));
+      const invalid = status.invalid_files.map((file: { path: string }) => file.path).join();
+      return undecodable.every(([name]) => invalid.includes(`hand-${name}.yaml`));
     }, 5_000);
     // Traefik still takes our later changes
-    await createMiddleware(stack, { id: 'after-fraction', type: 'addPrefix', config: { prefix: '/after' } });
-    const resource = { id: 3000, name: 'after-fraction', host: 'after-fraction.test' };
+    await createMiddleware(stack, { id: 'after-undecodable', type: 'addPrefix', config: { prefix: '/after' } });
+    const resource = { id: 3000, name: 'after-undecodable', host: 'after-undecodable.test' };
     await addResources(stack, [resource]);
-    await assign(stack, routerOf(resource), 'after-fraction');
-    assertEnabled(t, await waitForLoaded(stack.traefik, routerOf(resource), ['after-fraction', 'badger']));
+    await assign(stack, routerOf(resource), 'after-undecodable');
+    assertEnabled(t, await waitForLoaded(stack.traefik, routerOf(resource), ['after-undecodable', 'badger']));
     t.false(stack.traefik.log().includes('cannot decode configuration data'));
   },
 );

@@ -120,6 +120,38 @@ test('numbers Traefik cannot decode are refused: fractions in integer fields, du
   }
 });
 
+test('empty objects Traefik cannot decode are refused; compress, contentType and ipStrategy may be empty', async (t) => {
+  // each made Traefik 3.7.15 refuse the whole provider document: "<key> cannot be a standalone element"
+  const app = await buildApp(t);
+  const refused: Array<[string, Record<string, unknown>, string]> = [
+    ['headers', {}, '/config'],
+    ['grpcWeb', {}, '/config'],
+    ['stripPrefix', {}, '/config'],
+    ['rateLimit', { average: 5, sourceCriterion: {} }, '/config/sourceCriterion'],
+    ['headers', { customRequestHeaders: {}, frameDeny: true }, '/config/customRequestHeaders'],
+    ['forwardAuth', { address: 'http://auth', tls: {} }, '/config/tls'],
+    ['passTLSClientCert', { pem: true, info: { subject: {} } }, '/config/info/subject'],
+  ];
+  for (const [type, config, pointer] of refused) {
+    const reply = await post(app, { name: 'n', type, config });
+    assertClientError(t, reply, 422, 'validation_failed');
+    t.true(
+      reply.body.details.some((d: { path: string }) => d.path === pointer),
+      `${type} ${JSON.stringify(config)}: ${JSON.stringify(reply.body)}`,
+    );
+  }
+  const accepted: Array<[string, Record<string, unknown>]> = [
+    ['compress', {}],
+    ['contentType', {}],
+    ['ipAllowList', { sourceRange: ['10.0.0.0/8'], ipStrategy: {} }],
+    ['plugin', { custom: {} }],
+  ];
+  for (const [i, [type, config]] of accepted.entries()) {
+    const reply = await post(app, { name: `ok${i}`, type, config });
+    t.is(reply.status, 201, `${type} ${JSON.stringify(config)}: ${JSON.stringify(reply.body)}`);
+  }
+});
+
 test('chains need 1–50 existing members, accept name@provider and reject cycles', async (t) => {
   const app = await buildApp(t);
   await post(app, { id: 'headers', name: 'Headers', type: 'headers', config: { frameDeny: true } });

@@ -102,7 +102,7 @@ test('query strings keep their documented string forms', async (t) => {
   const app = await build(t, { config: open });
   for (const name of ['a', 'b', 'c']) {
     t.is(
-      (await app.inject({ method: 'POST', url: '/api/middlewares', payload: { name, type: 'headers', config: {} } }))
+      (await app.inject({ method: 'POST', url: '/api/middlewares', payload: { name, type: 'compress', config: {} } }))
         .statusCode,
       201,
     );

@@ -196,7 +196,7 @@ test('resources: mtlswhitelist refresh_interval / reject_code, priority, middlew
       await app.inject({
         method: 'POST',
         url: '/api/middlewares',
-        payload: { id: 'h', name: 'h', type: 'headers', config: {} },
+        payload: { id: 'h', name: 'h', type: 'compress', config: {} },
       })
     ).statusCode,
     201,
