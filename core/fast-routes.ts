@@ -12,7 +12,7 @@
  * - auth (core/auth): a `provider` route needing provider.token is served only when the request
  *   carries exactly that token; any other credentials (API tokens, wrong or malformed ones) go to
  *   Fastify, which answers them (and counts failures) as always;
- * - the request log (core/request-log.ts): successful provider polls log at debug, so while debug is
+ * - the request log (core/request-log.ts): provider polls log at debug (API.md §2.11), so while debug is
  *   enabled every request goes to Fastify, which writes that line;
  * - the common headers (API-Version, X-Request-Id): the route gets the request id and must send them.
  * Writes are never fast (GET only), so the audit log has nothing to miss.
