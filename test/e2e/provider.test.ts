@@ -296,3 +296,11 @@ e2e('routes keep answering while Pangolin answers 500, hangs, or answers {} (no 
   t.true(answers.length > 50, `${answers.length} requests`);
   t.is(await reloads(), reloadsBefore, 'the faults changed no byte Traefik got: no reload');
 });
+
+e2e('Traefik logged no error about the documents it got, through every edit and fault', (t) => {
+  const errors = stack.traefik
+    .log()
+    .split('\n')
+    .filter((line) => / ERR /.test(line));
+  t.deepEqual(errors, []);
+});
