@@ -114,7 +114,7 @@ async function startPollRelay(
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  context.teardown(() => new Promise((resolve) => server.close(resolve)));
+  context.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${pathname}`,
     firstWith: (marker) =>
