@@ -46,10 +46,14 @@ const ANSI_COLOUR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
 
 /** Traefik's log lines at error level or worse (its default console format: `<time> ERR …`), or JSON ones. */
 function errorLines(log: string): string[] {
-  return log
-    .replace(ANSI_COLOUR, '') // the console log is coloured
-    .split('\n')
-    .filter((line) => / (ERR|FTL|PNC) /.test(line) || /"level":"(error|fatal|panic)"/.test(line));
+  return (
+    log
+      .replace(ANSI_COLOUR, '') // the console log is coloured
+      .split('\n')
+      .filter((line) => / (ERR|FTL|PNC) /.test(line) || /"level":"(error|fatal|panic)"/.test(line))
+      // a poll of Stack Manager that timed out on a busy machine is retried: not about the configuration
+      .filter((line) => !/Provider error, retrying .*cannot fetch configuration data/.test(line))
+  );
 }
 
 e2e(
