@@ -17,7 +17,15 @@ import type {
   ServiceReplaceBody,
   ServiceView,
 } from './schemas.ts';
-import { checkServiceConfig, definitionOf, serviceReferences, type ServiceContext, type Target } from './validate.ts';
+import {
+  checkServiceConfig,
+  definitionOf,
+  followsHealth,
+  healthReferences,
+  serviceReferences,
+  type ServiceContext,
+  type Target,
+} from './validate.ts';
 import { discoveredView, storedView } from './views.ts';
 import { ifMatchAccepts, matchingVersion } from '../../model/http.ts';
 import { isStoreError } from '../../core/store/index.ts';
@@ -126,6 +134,7 @@ export class ServiceManager {
       const name = checkName(body.name);
       const protocol = body.protocol ?? 'http';
       this.assertConfig(id, protocol, body.type, body.config);
+      this.assertReferrersHealth(id, protocol, body.type, body.config);
       this.assertNameFree(name, id);
       if (protocol !== (current.data.protocol ?? 'http')) {
         const users = this.usedBy(id);
@@ -218,11 +227,34 @@ export class ServiceManager {
     return SECTIONS.some((section) => this.options.upstream.hasKey(section, id));
   }
 
-  private target(id: string): Target {
+  /** `depth` bounds the walk through mirroring services (hand edits may hold a cycle). */
+  private target(id: string, depth = 0): Target {
     const o = this.collection?.get(id);
-    return o
-      ? { protocol: o.data.protocol ?? 'http', refs: serviceReferences(o.data.type, o.data.config).map((r) => r.name) }
-      : undefined;
+    if (!o) return undefined;
+    const lookup = (ref: string): Target => (depth < 32 ? this.target(ref, depth + 1) : 'unread');
+    return {
+      protocol: o.data.protocol ?? 'http',
+      refs: serviceReferences(o.data.type, o.data.config).map((r) => r.name),
+      health: followsHealth(o.data.type, o.data.config, lookup),
+    };
+  }
+
+  /**
+   * A replacement must keep the health that services referencing it need (healthReferences):
+   * removing the healthCheck of a failover's main service would make Traefik disable the failover.
+   */
+  private assertReferrersHealth(id: string, protocol: Protocol, type: string, config: Record<string, unknown>): void {
+    if (protocol !== 'http' || followsHealth(type, config, (ref) => this.target(ref))) return;
+    const problems: ErrorDetail[] = [];
+    for (const o of this.collection.list()) {
+      if (o.id === id || (o.data.protocol ?? 'http') !== 'http') continue;
+      if (healthReferences(o.data.type, o.data.config).some((r) => r.name === id))
+        problems.push({
+          path: '/config/healthCheck',
+          message: `the ${o.data.type} service ${o.id} follows this service's health: Traefik disables it and its routers when this service has no healthCheck`,
+        });
+    }
+    if (problems.length > 0) throw validationError(problems);
   }
 
   private context(lookup: (id: string) => Target): ServiceContext {

@@ -3,7 +3,10 @@
  * `/api/services`, assigns one to its own Pangolin resource and asserts what the client and the
  * backends see (load balancing, weights, mirroring, failover, health checks).
  */
-import test from 'ava';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import test, { type ExecutionContext } from 'ava';
+import { stringify } from 'yaml';
 import { hookTeardowns } from '../helpers/hook-context.ts';
 import { startStack, type Stack } from '../helpers/traefik-stack.ts';
 import { traefikTest, TRAEFIK_BIN, type Backend, type TraefikReply } from '../helpers/traefik.ts';
@@ -14,17 +17,36 @@ const hook = hookTeardowns(test);
 let stack: Stack;
 
 /** One Pangolin resource per test, all first routed to the `upstream` backend. */
-const RESOURCES = ['lb', 'weighted', 'mirror', 'failover', 'health'].map((name, i) => ({
+const RESOURCES = ['lb', 'weighted', 'mirror', 'failover', 'health', 'fields', 'fieldstcp', 'after'].map((name, i) => ({
   id: i + 1,
   name,
   host: `${name}.test`,
   backends: ['upstream'],
 }));
-const BACKENDS = ['upstream', 'lb1', 'lb2', 'w1', 'w2', 'main', 'copy', 'primary', 'fallback', 'hc1', 'hc2'];
+const BACKENDS = [
+  'upstream',
+  'lb1',
+  'lb2',
+  'w1',
+  'w2',
+  'main',
+  'copy',
+  'primary',
+  'fallback',
+  'hc1',
+  'hc2',
+  'f1',
+  'f2',
+  'later',
+];
 
 test.before(async (t) => {
   if (!TRAEFIK_BIN) return;
-  stack = await startStack(hook.context(t), { backends: BACKENDS, resources: RESOURCES });
+  stack = await startStack(hook.context(t), {
+    backends: BACKENDS,
+    resources: RESOURCES,
+    traefik: { entryPoints: { 'tcp-fields': 'tcp' } },
+  });
 });
 
 const backend = (name: string): Backend => stack.backends.find((b) => b.name === name)!;
@@ -206,4 +228,134 @@ e2e('health check: a server whose health path answers 503 leaves the pool and co
   await waitFor(async () => (await traefikService('checked')).serverStatus?.[backend('hc2').url] === 'UP', 2_000);
   const counts = await tally('health.test', 4);
   t.deepEqual(counts, { hc1: 2, hc2: 2 });
+});
+
+/** Traefik's runtime view of a service or router: enabled, and no `error` list. */
+function assertRuns(t: ExecutionContext, what: string, runtime: any): void {
+  t.is(runtime.status, 'enabled', `${what}: ${JSON.stringify(runtime)}`);
+  t.is(runtime.error, undefined, `${what}: ${JSON.stringify(runtime.error)}`);
+}
+
+e2e('every field our API accepts for each service type runs in Traefik (HTTP and TCP)', async (t) => {
+  const probe = { 'X-Probe': 'stack-manager' };
+  const cookie = (name: string) => ({ cookie: { name, secure: false, httpOnly: true, sameSite: 'lax' } });
+  const checked = (name: string) => ({
+    method: 'GET',
+    path: '/health',
+    scheme: 'http',
+    hostname: 'health.internal',
+    port: backend(name).port,
+    interval: '1s',
+    timeout: '500ms',
+    headers: probe,
+    followRedirects: false,
+  });
+  for (const name of ['f1', 'f2']) {
+    await createService({
+      name: `All ${name}`,
+      id: `all-${name}`,
+      type: 'loadBalancer',
+      config: {
+        servers: [server(name)],
+        sticky: cookie(`sm_${name}`),
+        healthCheck: checked(name),
+        passHostHeader: true,
+        responseForwarding: { flushInterval: '100ms' },
+        serversTransport: 'default@internal',
+      },
+    });
+  }
+  // healthCheck {} on weighted/mirroring/failover: their status follows their children's checks
+  await createService({
+    name: 'All weighted',
+    id: 'all-weighted',
+    type: 'weighted',
+    config: {
+      services: [
+        { name: 'all-f1', weight: 1 },
+        { name: 'all-f2', weight: 1 },
+      ],
+      sticky: cookie('sm_weighted'),
+      healthCheck: {},
+    },
+  });
+  await createService({
+    name: 'All mirroring',
+    id: 'all-mirroring',
+    type: 'mirroring',
+    config: { service: 'all-weighted', maxBodySize: 1024, mirrors: [{ name: 'all-f2', percent: 50 }], healthCheck: {} },
+  });
+  await createService({
+    name: 'All failover',
+    id: 'all-failover',
+    type: 'failover',
+    config: { service: 'all-mirroring', fallback: 'all-f2', healthCheck: {} },
+  });
+  const reply = await assign('fields', 'all-failover', (r) => r.json?.backend === 'f1' || r.json?.backend === 'f2');
+  // the weighted service's sticky cookie (and the chosen server's) come back to the client
+  const cookies = ([] as string[]).concat(reply.headers['set-cookie'] ?? []).join('; ');
+  t.regex(cookies, /sm_weighted=/);
+  t.regex(cookies, /HttpOnly/);
+  const probed = await waitFor(() => backend('f1').requests.find((r) => r.url === '/health'), 2_000);
+  t.is(probed.headers['x-probe'], 'stack-manager');
+  t.is(probed.headers.host, 'health.internal');
+  for (const id of ['all-f1', 'all-f2', 'all-weighted', 'all-mirroring', 'all-failover'])
+    assertRuns(t, id, await traefikService(id));
+  assertRuns(t, 'router', await stack.traefik.api('/api/http/routers/6-fields-router@http'));
+
+  await createService({
+    name: 'All TCP',
+    id: 'all-tcp',
+    type: 'loadBalancer',
+    protocol: 'tcp',
+    config: {
+      servers: [{ address: `127.0.0.1:${backend('f1').port}` }],
+      terminationDelay: 100,
+      proxyProtocol: { version: 2 },
+      serversTransport: 'default@internal',
+    },
+  });
+  await createService({
+    name: 'All TCP weighted',
+    id: 'all-tcp-weighted',
+    type: 'weighted',
+    protocol: 'tcp',
+    config: { services: [{ name: 'all-tcp', weight: 1 }] },
+  });
+  const put = await stack.sm.call('PUT', '/api/resources/7-fieldstcp-router/config/tcp', {
+    enabled: true,
+    entrypoints: ['tcp-fields'],
+    service_id: 'all-tcp-weighted',
+  });
+  t.is(put.status, 200, put.text);
+  const [router] = await stack.traefik.waitForRouters(['7-fieldstcp-router_tcp'], 'tcp');
+  assertRuns(t, 'TCP router', router);
+  for (const id of ['all-tcp', 'all-tcp-weighted'])
+    assertRuns(t, id, await stack.traefik.api(`/api/tcp/services/${id}@http`));
+});
+
+e2e('a hand-edited service Traefik could not decode is held back: later changes still reach Traefik', async (t) => {
+  // Traefik 3.7.15 refuses the whole document for this one key ("cannot decode configuration data:
+  // healthCheck cannot be a standalone element (type *dynamic.ServerHealthCheck)") and keeps the
+  // previous one: before the fix it was emitted (manual services always are) and nothing below
+  // ever took effect
+  const file = path.join(stack.sm.dataDir, 'services', 'empty-check.yaml');
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(
+    file,
+    stringify({ name: 'Empty check', type: 'loadBalancer', config: { servers: [server('later')], healthCheck: {} } }),
+  );
+  const status = await waitFor(async () => {
+    const reply = await stack.sm.call('GET', '/api/proxy-config/status');
+    return reply.json.invalid_files.some((f: { path: string }) => f.path.endsWith('empty-check.yaml'))
+      ? reply.json
+      : null;
+  }, 2_000);
+  const invalid = status.invalid_files.find((f: { path: string }) => f.path.endsWith('empty-check.yaml'));
+  t.regex(invalid.message, /standalone element/);
+
+  await createService({ name: 'Later', id: 'later', type: 'loadBalancer', config: { servers: [server('later')] } });
+  const reply = await assign('after', 'later', (r) => r.json?.backend === 'later');
+  t.is(reply.status, 200);
+  t.false(/cannot decode configuration data/.test(stack.traefik.log()), 'Traefik decoded every document');
 });

@@ -11,6 +11,12 @@ const lb = (id: string, protocol = 'http') => ({
   config: protocol === 'http' ? { servers: [{ url: `http://${id}` }] } : { servers: [{ address: `${id}:1` }] },
 });
 
+/** An HTTP load balancer with a health check: Traefik can follow its health. */
+const checked = (id: string) => {
+  const service = lb(id);
+  return { ...service, config: { ...service.config, healthCheck: { path: '/health' } } };
+};
+
 test('tcp and udp services allow only loadBalancer and weighted, validated against their own definitions', async (t) => {
   const app = await buildApp(t);
   const mirroring = await post(app, { name: 'M', type: 'mirroring', protocol: 'tcp', config: { service: 'x' } });
@@ -44,8 +50,9 @@ test('tcp and udp services allow only loadBalancer and weighted, validated again
 
 test('references must name manual/template services of the same protocol; name@provider is not checked', async (t) => {
   const app = await buildApp(t);
-  await post(app, lb('web'));
-  await post(app, lb('canary'));
+  // health-checked: the failover below follows their health through the weighted service
+  await post(app, checked('web'));
+  await post(app, checked('canary'));
   await post(app, lb('db', 'tcp'));
   const before = await snapshot(app.store.dataDir);
   const weighted = await post(app, {
@@ -99,6 +106,7 @@ test('references must name manual/template services of the same protocol; name@p
             { name: 'canary', weight: 1 },
             { name: 'ext@docker', weight: 1 },
           ],
+          healthCheck: {},
         },
       })
     ).status,
@@ -209,4 +217,121 @@ test('servicesView gives third-party plugins read-only copies', async (t) => {
   const copy = app.servicesView.get('web')!;
   copy.name = 'changed';
   t.is(app.servicesView.get('web')!.name, 'LB web');
+});
+
+test('references whose health Traefik must follow need a healthCheck (failover main and fallback, weighted members)', async (t) => {
+  const app = await buildApp(t);
+  await post(app, lb('plain'));
+  await post(app, checked('watched'));
+  const before = await snapshot(app.store.dataDir);
+  // Traefik 3.7: "cannot register plain as updater for fo@http: healthCheck not enabled in config for this WRR service"
+  const failover = await post(app, { name: 'F', type: 'failover', config: { service: 'plain', fallback: 'watched' } });
+  assertClientError(t, failover, 422, 'validation_failed');
+  t.deepEqual(
+    failover.body.details.map((d: { path: string }) => d.path),
+    ['/config/service'],
+  );
+  t.regex(failover.body.details[0].message, /service plain has no healthCheck/);
+  const fallback = await post(app, {
+    name: 'F2',
+    type: 'failover',
+    config: { service: 'watched', fallback: 'plain', healthCheck: {} },
+  });
+  t.deepEqual(
+    fallback.body.details.map((d: { path: string }) => d.path),
+    ['/config/fallback'],
+  );
+  const weighted = await post(app, {
+    name: 'W',
+    type: 'weighted',
+    config: {
+      services: [
+        { name: 'watched', weight: 1 },
+        { name: 'plain', weight: 1 },
+        { name: 'ext@docker', weight: 1 },
+      ],
+      healthCheck: {},
+    },
+  });
+  t.deepEqual(
+    weighted.body.details.map((d: { path: string }) => d.path),
+    ['/config/services/1/name'],
+  );
+  t.deepEqual(await snapshot(app.store.dataDir), before, 'nothing refused was written');
+  // a mirroring service follows its main service's health
+  t.is(
+    (await post(app, { id: 'mirror', name: 'M', type: 'mirroring', config: { service: 'plain', healthCheck: {} } }))
+      .status,
+    201,
+  );
+  const overMirror = await post(app, {
+    name: 'F3',
+    type: 'failover',
+    config: { service: 'mirror', fallback: 'plain' },
+  });
+  t.deepEqual(
+    overMirror.body.details.map((d: { path: string }) => d.path),
+    ['/config/service'],
+  );
+
+  // without healthCheck a weighted service does not follow its members, and a failover's plain fallback is fine
+  const loose = { services: [{ name: 'plain', weight: 1 }] };
+  t.is((await post(app, { id: 'loose', name: 'Loose', type: 'weighted', config: loose })).status, 201);
+  const ok = await post(app, {
+    id: 'ok',
+    name: 'OK',
+    type: 'failover',
+    config: { service: 'watched', fallback: 'loose' },
+  });
+  t.is(ok.status, 201);
+
+  // the main service cannot lose its healthCheck while the failover follows it
+  const dropped = await call(app, {
+    method: 'PUT',
+    url: '/api/services/watched',
+    payload: { name: 'LB watched', type: 'loadBalancer', config: { servers: [{ url: 'http://watched' }] } },
+  });
+  assertClientError(t, dropped, 422, 'validation_failed');
+  t.deepEqual(dropped.body.details, [
+    {
+      path: '/config/healthCheck',
+      message:
+        "the failover service ok follows this service's health: Traefik disables it and its routers when this service has no healthCheck",
+    },
+  ]);
+});
+
+test('empty objects Traefik cannot decode are refused; those it accepts empty pass', async (t) => {
+  const app = await buildApp(t);
+  await post(app, lb('web'));
+  const servers = [{ url: 'http://web' }];
+  // Traefik 3.7.15 refuses the whole document for each of these: "<key> cannot be a standalone element"
+  const refused: Array<[string, Record<string, unknown>, string]> = [
+    ['loadBalancer', { servers, healthCheck: {} }, '/config/healthCheck'],
+    ['loadBalancer', { servers, responseForwarding: {} }, '/config/responseForwarding'],
+    ['loadBalancer', { servers, healthCheck: { path: '/h', headers: {} } }, '/config/healthCheck/headers'],
+    ['weighted', { services: [{ name: 'web', weight: 1 }], sticky: {} }, '/config/sticky'],
+    ['failover', {}, '/config'],
+  ];
+  for (const [type, config, path] of refused) {
+    const reply = await post(app, { name: `Empty ${path} ${type}`, type, config });
+    assertClientError(t, reply, 422, 'validation_failed');
+    t.true(
+      reply.body.details.some(
+        (d: { path: string; message: string }) => d.path === path && /standalone element/.test(d.message),
+      ),
+      `${type} ${path}: ${JSON.stringify(reply.body.details)}`,
+    );
+  }
+  const accepted: Array<[string, string, Record<string, unknown>]> = [
+    ['http', 'loadBalancer', { servers, sticky: {} }],
+    ['http', 'loadBalancer', { servers, sticky: { cookie: {} } }],
+    ['http', 'weighted', { services: [{ name: 'web', weight: 1 }], sticky: { cookie: {} } }],
+    ['http', 'mirroring', { service: 'web', healthCheck: {} }],
+    ['tcp', 'loadBalancer', { servers: [{ address: 'db:5432' }], proxyProtocol: {} }],
+  ];
+  for (const [i, [protocol, type, config]] of accepted.entries()) {
+    const reply = await post(app, { name: `Accepted ${i}`, type, protocol, config });
+    t.is(reply.status, 201, `${protocol} ${type} ${JSON.stringify(config)}: ${JSON.stringify(reply.body)}`);
+  }
 });
