@@ -5,9 +5,10 @@ import { isDockerHttpError, type DockerClient } from '../container/index.ts';
 import { countLine } from './access-log-scan.ts';
 import { ScanError, StatsRunner } from './stats-runner.ts';
 import { AccessLogStats } from './access-log-stats.ts';
-import { logLines, type LogLine } from './docker-logs.ts';
+import type { LogLine } from './docker-logs.ts';
 import { logErrors } from './errors.ts';
 import type { StreamTarget } from './stream-session.ts';
+import { readTail, type TailRequest } from './tail-read.ts';
 import type { LinesQueryType, LogService, StatsQueryType, StatsView } from './schemas.ts';
 import { parseWindow, type TimeWindow } from './time-range.ts';
 
@@ -21,18 +22,6 @@ export interface LogServiceOptions {
 /** Without an access-log file, stats read the proxy container's last 24 h, at most 100000 lines. */
 const FALLBACK_WINDOW_MS = 24 * 3_600_000;
 const FALLBACK_MAX_LINES = 100_000;
-/** A one-stream read stops widening here (Docker lines read, both streams). */
-const MAX_WIDENED_TAIL = 1_000_000;
-
-interface ReadRequest {
-  tail: number;
-  window: TimeWindow;
-  stdout: boolean;
-  stderr: boolean;
-}
-
-/** Docker wants seconds since the epoch; fractions keep millisecond bounds. */
-const dockerTime = (ms: number): string => (ms / 1000).toFixed(3);
 
 export class LogsService {
   private readonly runner = new StatsRunner();
@@ -67,35 +56,12 @@ export class LogsService {
     }
   }
 
-  /**
-   * Reads one container's log (null when the container does not exist). Docker applies `tail` to
-   * both streams together before its stream filter, so a one-stream read asks for both, filters
-   * here, and widens the tail (×4) while the filter left fewer than `tail` lines and Docker had more.
-   */
-  private async read(name: string, request: ReadRequest): Promise<LogLine[] | null> {
+  /** Reads one container's log (null when the container does not exist); see tail-read.ts. */
+  private async read(name: string, request: TailRequest): Promise<LogLine[] | null> {
     const { docker } = this.options;
-    const container = docker.engine.getContainer(name);
-    const wanted = (line: LogLine) => (line.stream === 'stdout' ? request.stdout : request.stderr);
     try {
-      const info = await docker.call(`inspect ${name}`, () => container.inspect());
-      for (let tail = request.tail; ; tail *= 4) {
-        const body = await docker.call(`logs of ${name}`, (abortSignal) =>
-          container.logs({
-            follow: false,
-            stdout: true,
-            stderr: true,
-            timestamps: true,
-            tail,
-            ...(request.window.since === null ? {} : { since: dockerTime(request.window.since) }),
-            ...(request.window.until === null ? {} : { until: dockerTime(request.window.until) }),
-            abortSignal,
-          }),
-        );
-        const all = logLines(Buffer.isBuffer(body) ? body : Buffer.from(body as unknown as string), info.Config.Tty);
-        const lines = all.filter(wanted);
-        if (lines.length >= request.tail || all.length < tail || tail >= MAX_WIDENED_TAIL)
-          return lines.slice(-request.tail);
-      }
+      const info = await docker.call(`inspect ${name}`, () => docker.engine.getContainer(name).inspect());
+      return await readTail(docker, name, info.Config.Tty, request);
     } catch (err) {
       if (isDockerHttpError(err) && err.statusCode === 404) return null;
       throw err;

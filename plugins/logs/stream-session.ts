@@ -6,6 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { DockerClient } from '../container/index.ts';
 import { timestampKey, type LogLine } from './docker-logs.ts';
 import { LiveLogDecoder } from './live-decoder.ts';
+import { readTail, sinceOf } from './tail-read.ts';
 
 /** The part of a `ws` WebSocket the session uses (the project has no `ws` type package). */
 export interface LogSocket {
@@ -79,7 +80,7 @@ export class LogStreamSession {
     }, pingIntervalMs);
     try {
       await this.watchEvents();
-      await this.attach({ tail: this.options.tail }, '');
+      await this.attach(await this.history(), '');
     } catch (err) {
       this.fail(err as Error);
     }
@@ -100,6 +101,20 @@ export class LogStreamSession {
     this.options.log.warn({ container: this.options.target.name, err: { message: err.message } }, 'log stream failed');
     this.sendNow({ type: 'error', message: err.message });
     this.stop(1011, 'Docker failure');
+  }
+
+  /**
+   * Where the first attach starts. Docker applies `tail` before its stream filter, so a one-stream
+   * follow with `tail=40` sent about 20 lines of history when both streams write alike: such a
+   * session finds its last `tail` lines first (tail-read.ts) and follows from the first of them.
+   */
+  private async history(): Promise<{ tail?: number; since?: string }> {
+    const { docker, target, tail, stdout, stderr } = this.options;
+    if (tail === 0 || stdout === stderr) return { tail };
+    const window = { since: null, until: null };
+    const lines = await readTail(docker, target.id, target.tty, { tail, window, stdout, stderr });
+    const since = lines.length > 0 ? sinceOf(lines[0].ts) : null;
+    return since === null ? { tail: 0 } : { since };
   }
 
   /** `previousRunEnd`: key of the end of the container's previous run ('' for the first attach). */
