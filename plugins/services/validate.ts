@@ -141,9 +141,11 @@ export function checkServiceConfig(
     };
   }
   const traefik = ctx.schema.check(definitionOf(protocol, type), config, '/config', `a ${protocol} ${type} service`);
+  // an unknown key is reported as such, not also as empty
+  const unknown = (path: string) => traefik.unknown.some((u) => path === u.path || path.startsWith(`${u.path}/`));
   const errors: ErrorDetail[] = [
     ...traefik.errors,
-    ...emptyObjects(protocol, type, config),
+    ...emptyObjects(protocol, type, config).filter((e) => !unknown(e.path)),
     ...(ctx.allowUnknown ? [] : traefik.unknown),
   ];
   for (const ref of serviceReferences(type, config)) {
