@@ -218,3 +218,50 @@ export function gatedKeysIn(value: unknown, node: KeyNode | null, pointer = ''):
   if (node) walk(value, node, pointer);
   return found;
 }
+
+/** A problem at a JSON Pointer (the shape of core's ErrorDetail). */
+interface Problem {
+  path: string;
+  message: string;
+}
+
+/**
+ * The API's reading of gated keys in a middleware's or service's `config` (API.md §4.9 G14): a key
+ * no Traefik version has is an error (Traefik would refuse the whole document); a key some version
+ * has is not "unknown" even where the shipped JSON Schema predates it.
+ */
+export function checkGatedKeys(
+  node: KeyNode | null,
+  config: unknown,
+  unknown: Problem[],
+): { errors: Problem[]; unknown: Problem[] } {
+  const found = gatedKeysIn(config, node, '/config');
+  if (found.length === 0) return { errors: [], unknown };
+  const known = new Set(found.map((f) => f.pointer));
+  const errors = found
+    .filter((f) => f.entry.since === null)
+    .map((f) => ({
+      path: f.pointer,
+      message: `no Traefik version decodes ${f.entry.key} here: Traefik would refuse the whole provider document ("field not found, node: ${f.entry.key}")`,
+    }));
+  return { errors, unknown: unknown.filter((u) => !known.has(u.path)) };
+}
+
+/** Warnings on a stored object for gated keys the Traefik of `version` (null: unknown) cannot decode. */
+export function gatedKeyWarnings(node: KeyNode | null, config: unknown, version: string | null): string[] {
+  const parsed = parseVersion(version);
+  const warnings: string[] = [];
+  for (const { pointer, entry } of gatedKeysIn(config, node, '/config')) {
+    if (entry.since === null) continue; // refused on write; a hand edit is reported invalid
+    const at = pointer.replace(/^\//, '');
+    if (parsed === null)
+      warnings.push(
+        `${at} is decoded by Traefik ${entry.since} and later; the Traefik version is unknown (set proxy.traefik_version): an older Traefik refuses the whole provider document`,
+      );
+    else if (undecodable(entry, parsed))
+      warnings.push(
+        `${at} is decoded by Traefik ${entry.since} and later: Traefik ${version} cannot, so it is left out of the provider document until Traefik is upgraded`,
+      );
+  }
+  return warnings;
+}

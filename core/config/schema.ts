@@ -52,7 +52,11 @@ export const ConfigSchema = Type.Object({
   }),
   discovery: Type.Object({ empty_confirmations: Int(1, 1000), exclude: StrList }),
   validation: Type.Object({ allow_unknown_traefik_fields: Type.Boolean() }),
-  proxy: Type.Object({ static_config_path: Type.String() }),
+  proxy: Type.Object({
+    static_config_path: Type.String(),
+    // the Traefik version documents are gated for (API.md §4.9 G14); '' = read from Traefik's /api/version
+    traefik_version: Type.String({ pattern: '^$|^v?[0-9]+\\.[0-9]+(\\.[0-9]+)?([-+].*)?$' }),
+  }),
   plugins_catalogue: Type.Object({ url: Type.String({ pattern: '^https?://' }), ttl_s: Int(0) }),
   docker: Type.Object({ host: Type.String(), socket: Type.String() }),
   stack: Type.Object({ containers: StrList, project: Type.String() }),
@@ -130,6 +134,7 @@ export const ENV_MAP: Record<string, string> = {
   DISCOVERY_EMPTY_CONFIRMATIONS: 'discovery.empty_confirmations',
   PROXY_STATIC_CONFIG: 'proxy.static_config_path',
   TRAEFIK_STATIC_CONFIG_PATH: 'proxy.static_config_path', // fallback, API.md §7
+  PROXY_TRAEFIK_VERSION: 'proxy.traefik_version',
   PLUGIN_CATALOGUE_URL: 'plugins_catalogue.url',
   DOCKER_HOST: 'docker.host',
   DOCKER_SOCKET: 'docker.socket',

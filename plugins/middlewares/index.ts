@@ -63,6 +63,8 @@ async function middlewares(app: FastifyInstance, options: MiddlewaresOptions): P
     upstream: app.upstream,
     allowUnknown: app.config.validation.allow_unknown_traefik_fields,
     dir: path.join(app.store.dataDir, 'middlewares'),
+    // the proxy-config group sets it up later; read at each view
+    traefikVersion: () => (app.hasDecorator('traefikVersion') ? app.traefikVersion.current() : null),
   });
   service.attach(
     await app.store.collection<MiddlewareData>({

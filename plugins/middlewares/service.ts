@@ -19,6 +19,7 @@ import type { StaticConfigReader } from '../../model/static-config.ts';
 import type { TraefikSchema } from '../../model/traefik-schema.ts';
 import { chainMembers, checkMiddlewareConfig, middlewareWarnings, type MiddlewareContext } from './validate.ts';
 import { ifMatchAccepts, matchingVersion } from '../../model/http.ts';
+import { gatedKeyWarnings, nodeAt } from '../../model/traefik-versions.ts';
 import { isStoreError } from '../../core/store/index.ts';
 
 export interface MiddlewareServiceOptions {
@@ -29,6 +30,8 @@ export interface MiddlewareServiceOptions {
   allowUnknown: boolean;
   /** The collection's directory: hand edits may reference files not read yet (the startup scan, a git pull). */
   dir: string;
+  /** Version of the Traefik polling the provider (API.md §4.9 G14), for the `warnings` of newer keys. */
+  traefikVersion?: () => string | null;
 }
 
 /** A template entry of config/templates/middlewares.yaml (validated like a POST body with an id). */
@@ -238,9 +241,14 @@ export class MiddlewareService {
       config: data.config,
       description: data.description ?? '',
       used_by: [...new Set([...chains, ...this.references.referrers(stored.id)])].sort(),
-      warnings: middlewareWarnings(data.type, data.config, tolerated, () =>
-        this.options.staticConfig.declaredPlugins(),
-      ),
+      warnings: [
+        ...middlewareWarnings(data.type, data.config, tolerated, () => this.options.staticConfig.declaredPlugins()),
+        ...gatedKeyWarnings(
+          nodeAt(['http', 'middlewares', '*', data.type]),
+          data.config,
+          this.options.traefikVersion?.() ?? null,
+        ),
+      ],
       created_at: stored.created_at,
       updated_at: stored.updated_at,
       etag: stored.etag,

@@ -5,6 +5,7 @@
 import type { ErrorDetail } from '../../core/errors/app-error.ts';
 import type { DeclaredPlugins } from '../../model/static-config.ts';
 import type { TraefikSchema } from '../../model/traefik-schema.ts';
+import { checkGatedKeys, nodeAt } from '../../model/traefik-versions.ts';
 
 export const PLUGIN_KEY = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
 export const MAX_CHAIN_MEMBERS = 50;
@@ -50,11 +51,13 @@ export function checkMiddlewareConfig(
       });
   }
   const traefik = ctx.schema.check(`${type}Middleware`, config, '/config', `the ${type} middleware`);
-  errors.push(...traefik.errors);
+  // G14: keys of newer Traefik versions are known; keys no version has are refused
+  const gated = checkGatedKeys(nodeAt(['http', 'middlewares', '*', type]), config, traefik.unknown);
+  errors.push(...traefik.errors, ...gated.errors);
   if (type !== 'plugin') errors.push(...emptyObjects(type, config));
-  if (!ctx.allowUnknown) errors.push(...traefik.unknown);
+  if (!ctx.allowUnknown) errors.push(...gated.unknown);
   if (type === 'chain') errors.push(...checkChain(id, config, ctx));
-  return { errors, tolerated: ctx.allowUnknown ? traefik.unknown : [] };
+  return { errors, tolerated: ctx.allowUnknown ? gated.unknown : [] };
 }
 
 /** Middleware types Traefik accepts with no field set (`compress: {}`); its `allowEmpty` structs. */

@@ -28,10 +28,13 @@ import { recordPoll, setupTargets, targetDangling, targetStatuses, type Targets 
 import { targetRoutes } from './targets/routes.ts';
 import { serveTarget } from './targets/serve.ts';
 import { TargetParams } from './targets/schemas.ts';
+import { TraefikVersion, VERSION_READ_INTERVAL_MS } from './traefik-version.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
     proxyConfig: ConfigProvider;
+    /** The Traefik version the default document is gated for (API.md §4.9 G14). */
+    traefikVersion: TraefikVersion;
   }
 }
 
@@ -48,10 +51,24 @@ async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): P
   const schemaCheck = existsSync(schemaPath) ? createSchemaChecker(schemaPath, { memo: true }) : null;
   if (!schemaCheck) app.log.warn({ schemaPath }, 'Traefik JSON schema not found: schema_warnings stay empty');
   const log = app.log.child({ component: 'proxy-config' });
-  const provider = new ConfigProvider({ inputs: generationInputs(app), schemaCheck, logger: log, now: app.now });
+  // G14: the setting, else the explorer's Traefik source (the proxy group, when loaded)
+  const version = new TraefikVersion({
+    setting: app.config.proxy.traefik_version,
+    read: app.hasDecorator('proxyExplorer') ? () => app.proxyExplorer.version() : null,
+    intervalMs: VERSION_READ_INTERVAL_MS,
+    onError: (err) => log.debug({ err }, 'reading the Traefik version failed; the last one known is kept'),
+  });
+  app.decorate('traefikVersion', version);
+  const provider = new ConfigProvider({
+    inputs: generationInputs(app),
+    schemaCheck,
+    logger: log,
+    now: app.now,
+    traefikVersion: () => version.current(),
+  });
   app.decorate('proxyConfig', provider);
   // provider targets (several Traefik instances): documents derived from the default one
-  const targets = await setupTargets(app, provider);
+  const targets = await setupTargets(app, provider, () => version.current());
   // the last run's config, served stale until the first generation of this run (issue 11)
   let saved: SavedGeneration | null = await loadSaved(app.store.dataDir);
   const snapshots = new SnapshotWriter(app.store.dataDir, (err) =>
@@ -86,7 +103,15 @@ async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): P
   const unsubscribe = [
     app.store.onAnyChange(() => provider.invalidate()),
     app.upstream.onChange(() => provider.invalidate()),
-    app.datasources.onChange(() => provider.invalidate()),
+    app.datasources.onChange(() => {
+      provider.invalidate();
+      void version.refresh();
+    }),
+    version.onChange(() => {
+      log.info(version.view(), 'Traefik version for the provider documents');
+      provider.invalidate();
+      targets.documents.invalidate();
+    }),
     // etag without quotes, as POST /invalidate reports it
     provider.onGenerated((generation) =>
       app.events.publish('provider', {
@@ -97,12 +122,14 @@ async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): P
     ),
   ];
   app.addHook('onReady', async () => {
+    version.start();
     await provider.regenerate();
   });
   app.addHook('onClose', async () => {
     for (const off of unsubscribe) off();
     stopSaving();
     targets.close();
+    version.close();
     provider.close();
     await snapshots.flush();
   });
@@ -210,7 +237,7 @@ function registerRoutes(
     },
     async () => {
       const before = provider.current()?.json.etag;
-      const sync = await app.upstream.requestSync('forced');
+      const [sync] = await Promise.all([app.upstream.requestSync('forced'), app.traefikVersion.refresh()]);
       const generation = await provider.regenerate();
       if (!generation) throw proxyConfigErrors.neverProduced(sync.error ?? app.upstream.lastError);
       return {
@@ -279,7 +306,9 @@ function statusOf(app: FastifyInstance, provider: ConfigProvider, served: Served
     conflicts: result?.conflicts ?? [],
     dangling_references: [...(result?.dangling_references ?? []), ...targetDangling(targets)],
     schema_warnings: generation?.schemaWarnings ?? [],
-    targets: targetStatuses(targets, generation ?? saved?.generation ?? null),
+    traefik_version: app.traefikVersion.view(),
+    dropped_keys: generation?.dropped ?? [],
+    targets: targetStatuses(targets, generation ?? saved?.generation ?? null, app.traefikVersion.current()),
   };
   if (!generation && saved) {
     // serving the last run's config until this run's first generation (issue 11)

@@ -18,6 +18,17 @@ export const InvalidateResult = Type.Object({
 
 const PathMessage = Type.Object({ path: Type.String(), message: Type.String() });
 
+const DroppedKeys = Type.Array(
+  Type.Object({
+    path: Type.String({ description: 'JSON Pointer of the object that held the key' }),
+    key: Type.String(),
+    min_version: Type.Union([Type.String(), Type.Null()], {
+      description: 'first Traefik version that decodes it; null: no version does',
+    }),
+  }),
+  { description: 'keys left out of the served document: the Traefik polling it cannot decode them (G14)' },
+);
+
 export const Status = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('error'), Type.Literal('starting')]),
   mode: Type.Union([Type.Literal('pangolin'), Type.Literal('traefik')]),
@@ -50,11 +61,25 @@ export const Status = Type.Object({
   conflicts: Type.Array(Type.Object({ kind: Type.String(), key: Type.String(), message: Type.String() })),
   dangling_references: Type.Array(Type.Object({ from: Type.String(), ref: Type.String() })),
   schema_warnings: Type.Array(PathMessage),
+  traefik_version: Type.Object(
+    {
+      version: Type.Union([Type.String(), Type.Null()], { description: 'null: unknown' }),
+      source: Type.Union([Type.Literal('setting'), Type.Literal('traefik'), Type.Null()], {
+        description: "`proxy.traefik_version`, or `/api/version` of the explorer's Traefik source",
+      }),
+      start_date: Type.Union([Type.String(), Type.Null()], { description: "Traefik's startDate at the last read" }),
+      error: Type.Union([Type.String(), Type.Null()], { description: 'why the last read failed' }),
+    },
+    { description: 'the Traefik version the default document is gated for (G14)' },
+  ),
+  dropped_keys: DroppedKeys,
   targets: Type.Array(
     Type.Object({
       id: Type.String({ description: '`default` for the default document' }),
       etag: Type.Union([Type.String(), Type.Null()]),
       generated_at: Type.Union([Type.String(), Type.Null()]),
+      traefik_version: Type.Union([Type.String(), Type.Null()], { description: 'the version it is gated for' }),
+      dropped_keys: DroppedKeys,
       instances: Type.Array(
         Type.Object({
           remote_address: Type.String(),

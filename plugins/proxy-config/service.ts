@@ -10,6 +10,8 @@ import { PatchMemo } from '../../model/generate/generate-memo.ts';
 import { etagOf, FragmentCache, serializeJson, serializeYaml } from './serialize.ts';
 import { DutyCycle } from './duty-cycle.ts';
 import type { SchemaChecker, SchemaWarning } from './schema-check.ts';
+import { VersionGate, type DroppedKey, type GatedDocument } from './version-gate.ts';
+import type { JsonObject } from '../../model/types.ts';
 
 const gzipAsync = promisify(gzip);
 /** Bodies at or below this size are sent uncompressed (API.md §4.9: gzip when > 1 KiB). */
@@ -27,19 +29,26 @@ export class Generation {
   readonly json: Encoded;
   private yamlForm: Encoded | null = null;
   schemaWarnings: SchemaWarning[] = [];
+  /** What is served: `result.config` through the version gate (G14); targets derive from `result.config`. */
+  readonly served: JsonObject;
+  /** Keys the version gate left out of `served` (Status `dropped_keys`). */
+  dropped: DroppedKey[];
 
   constructor(
     public result: GenerationResult,
     readonly generatedAt: string,
     fragments?: FragmentCache,
+    gated?: GatedDocument,
   ) {
-    const body = serializeJson(result.config, fragments);
+    this.served = gated?.config ?? result.config;
+    this.dropped = gated?.dropped ?? [];
+    const body = serializeJson(this.served, fragments);
     this.json = { body, etag: etagOf(body), gzip: null };
   }
 
   get yaml(): Encoded {
     if (!this.yamlForm) {
-      const body = serializeYaml(this.result.config);
+      const body = serializeYaml(this.served);
       this.yamlForm = { body, etag: etagOf(body), gzip: null };
       void compress(this.yamlForm);
     }
@@ -69,6 +78,8 @@ export interface ConfigProviderOptions {
   schemaCheck: SchemaChecker | null;
   logger: ProviderLogger;
   now: () => Date;
+  /** Version of the Traefik polling the default document (G14), null when unknown. */
+  traefikVersion?: () => string | null;
 }
 
 /** The first schema check waits this long after its generation (startup: see runOnce). */
@@ -81,6 +92,7 @@ export class ConfigProvider {
   private readonly pace = new DutyCycle();
   private readonly fragments = new FragmentCache();
   private readonly memo = new PatchMemo();
+  private readonly gate = new VersionGate();
   private closed = false;
   /** true once a schema check ran (the schema is compiled) */
   private schemaChecked = false;
@@ -142,11 +154,13 @@ export class ConfigProvider {
       if (!input) return;
       const start = performance.now();
       const result = generateConfig(input, this.memo);
-      const next = new Generation(result, this.options.now().toISOString(), this.fragments);
+      const gated = this.gate.apply(result.config, this.options.traefikVersion?.() ?? null);
+      const next = new Generation(result, this.options.now().toISOString(), this.fragments, gated);
       const ms = Math.round(performance.now() - start); // generation + JSON + ETag
       if (this.generation && this.generation.json.etag === next.json.etag) {
         // same bytes, but conflicts, dangling references and outcomes may differ (status reports them)
         this.generation.result = result;
+        this.generation.dropped = gated.dropped;
         this.options.logger.debug({ etag: next.json.etag }, 'provider config regenerated: unchanged');
         return;
       }
@@ -164,7 +178,7 @@ export class ConfigProvider {
       const timer = setTimeout(() => {
         if (!this.options.schemaCheck || this.generation !== next || this.closed) return;
         this.schemaChecked = true;
-        next.schemaWarnings = this.options.schemaCheck(result.config);
+        next.schemaWarnings = this.options.schemaCheck(next.served);
       }, delay);
       timer.unref();
       for (const listener of this.listeners) listener(next);

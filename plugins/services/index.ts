@@ -54,6 +54,8 @@ async function services(app: FastifyInstance, options: ServicesOptions): Promise
     allowUnknown: app.config.validation.allow_unknown_traefik_fields,
     dir: path.join(app.store.dataDir, 'services'),
     now: () => app.now(),
+    // the proxy-config group sets it up later; read at each view
+    traefikVersion: () => (app.hasDecorator('traefikVersion') ? app.traefikVersion.current() : null),
   });
   manager.attach(
     await app.store.collection<ServiceData>({

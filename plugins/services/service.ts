@@ -29,6 +29,7 @@ import {
 import { discoveredView, storedView } from './views.ts';
 import { ifMatchAccepts, matchingVersion } from '../../model/http.ts';
 import { isStoreError } from '../../core/store/index.ts';
+import { gatedKeyWarnings, nodeAt } from '../../model/traefik-versions.ts';
 
 export interface ServiceManagerOptions {
   schema: TraefikSchema;
@@ -38,6 +39,8 @@ export interface ServiceManagerOptions {
   /** The collection's directory: hand edits may reference files not read yet (the startup scan, a git pull). */
   dir: string;
   now: () => Date;
+  /** Version of the Traefik polling the provider (API.md §4.9 G14), for the `warnings` of newer keys. */
+  traefikVersion?: () => string | null;
 }
 
 /** A template entry of config/templates/services.yaml (validated like a POST body with an id). */
@@ -297,6 +300,13 @@ export class ServiceManager {
                 `${u.path.replace(/^\//, '')} ${u.message}; accepted because validation.allow_unknown_traefik_fields is on`,
             )
         : [];
+    warnings.push(
+      ...gatedKeyWarnings(
+        nodeAt([protocol, 'services', '*', data.type]),
+        data.config,
+        this.options.traefikVersion?.() ?? null,
+      ),
+    );
     return storedView(stored, [...new Set([...referencing, ...this.references.referrers(stored.id)])].sort(), warnings);
   }
 

@@ -4,6 +4,7 @@
  */
 import type { ErrorDetail } from '../../core/errors/app-error.ts';
 import type { TraefikSchema } from '../../model/traefik-schema.ts';
+import { checkGatedKeys, nodeAt } from '../../model/traefik-versions.ts';
 import type { ConfigOutcome } from '../middlewares/index.ts';
 
 /**
@@ -143,10 +144,13 @@ export function checkServiceConfig(
   const traefik = ctx.schema.check(definitionOf(protocol, type), config, '/config', `a ${protocol} ${type} service`);
   // an unknown key is reported as such, not also as empty
   const unknown = (path: string) => traefik.unknown.some((u) => path === u.path || path.startsWith(`${u.path}/`));
+  // G14: keys of newer Traefik versions are known; keys no version has are refused
+  const gated = checkGatedKeys(nodeAt([protocol, 'services', '*', type]), config, traefik.unknown);
   const errors: ErrorDetail[] = [
     ...traefik.errors,
+    ...gated.errors,
     ...emptyObjects(protocol, type, config).filter((e) => !unknown(e.path)),
-    ...(ctx.allowUnknown ? [] : traefik.unknown),
+    ...(ctx.allowUnknown ? [] : gated.unknown),
   ];
   for (const ref of serviceReferences(type, config)) {
     if (ref.name.includes('@')) continue; // name@provider: another provider's object, not ours to check
@@ -160,7 +164,7 @@ export function checkServiceConfig(
         errors.push({ path: ref.path, message: noHealthMessage(ref.name, type) });
     }
   }
-  return { errors, tolerated: ctx.allowUnknown ? traefik.unknown : [] };
+  return { errors, tolerated: ctx.allowUnknown ? gated.unknown : [] };
 }
 
 function referenceProblem(id: string, protocol: string, name: string, ctx: ServiceContext): string | null {

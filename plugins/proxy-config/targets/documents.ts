@@ -15,6 +15,7 @@ import type { Servable } from '../snapshot.ts';
 import { DutyCycle } from '../duty-cycle.ts';
 import { newTargetMemo, targetConfig, type TargetMemo } from './filter.ts';
 import type { TargetData } from './schemas.ts';
+import { VersionGate, type DroppedKey } from '../version-gate.ts';
 
 const gzipAsync = promisify(gzip);
 
@@ -28,6 +29,9 @@ export class TargetDocument implements Servable {
     readonly generatedAt: string,
     public dangling: DanglingReference[],
     fragments: FragmentCache,
+    /** the Traefik version it is gated for, and what the gate left out (G14) */
+    public traefikVersion: string | null = null,
+    public dropped: DroppedKey[] = [],
   ) {
     const body = serializeJson(config, fragments);
     this.json = { body, etag: etagOf(body), gzip: null };
@@ -58,6 +62,8 @@ export interface TargetDocumentsOptions {
   targets: () => StoredObject<TargetData>[];
   /** Router keys each known resource owns in the given (default) document. */
   resourceRouters: (config: JsonObject) => ReadonlyMap<string, readonly string[]>;
+  /** The version of the Traefik polling the default document (a target without its own takes it). */
+  defaultVersion?: () => string | null;
   now: () => Date;
   /** A target's bytes changed (the `provider` event). */
   onChanged: (id: string, document: TargetDocument) => void;
@@ -69,6 +75,7 @@ export class TargetDocuments {
   private readonly fragments = new Map<string, FragmentCache>();
   /** Per target: what it remembers per router object (filter.ts TargetMemo), valid for the stored version (`data` object) it was made for. */
   private readonly memos = new Map<string, { data: TargetData; memo: TargetMemo }>();
+  private readonly gates = new Map<string, VersionGate>();
   private scheduled = false;
   private closed = false;
   private readonly pace = new DutyCycle();
@@ -106,6 +113,7 @@ export class TargetDocuments {
         this.documents.delete(id);
         this.fragments.delete(id);
         this.memos.delete(id);
+        this.gates.delete(id);
       }
     }
     // no target, nothing to build: the router map below costs tens of ms per rebuild at 10k resources
@@ -120,10 +128,16 @@ export class TargetDocuments {
         if (match?.data !== target.data)
           this.memos.set(target.id, (match = { data: target.data, memo: newTargetMemo() }));
         const output = targetConfig(config, target.id, target.data, routers, match.memo);
-        const next = new TargetDocument(output.config, generatedAt, output.dangling, fragments);
+        let gate = this.gates.get(target.id);
+        if (!gate) this.gates.set(target.id, (gate = new VersionGate()));
+        const version = target.data.traefik_version ?? this.options.defaultVersion?.() ?? null;
+        const gated = gate.apply(output.config, version);
+        const next = new TargetDocument(gated.config, generatedAt, output.dangling, fragments, version, gated.dropped);
         const previous = this.documents.get(target.id);
         if (previous && previous.json.etag === next.json.etag) {
           previous.dangling = output.dangling; // same bytes; what is missing may still differ
+          previous.traefikVersion = version;
+          previous.dropped = gated.dropped;
           continue;
         }
         this.documents.set(target.id, next);

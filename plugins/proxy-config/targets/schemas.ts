@@ -21,6 +21,12 @@ const EntrypointRenames = Type.Record(Type.String(), Type.String(), {
   description: 'entry point renames, `{<name in the default document>: <name on this Traefik>}`',
 });
 const ExtraMiddlewares = Ids('ids of stored middlewares appended to every HTTP router of the target');
+const TraefikVersionField = Type.String({
+  pattern: '^v?[0-9]+\\.[0-9]+(\\.[0-9]+)?([-+].*)?$',
+  maxLength: 50,
+  description:
+    "version of the Traefik polling this target (e.g. 3.5.3): its document holds no key that version cannot decode (API.md §4.9 G14); absent: the default document's version",
+});
 
 const fields = {
   name: Type.String({ minLength: 1, description: '1–100 characters after trimming; unique case-insensitively' }),
@@ -29,6 +35,7 @@ const fields = {
   exclude: Type.Optional(Selection),
   entrypoints: Type.Optional(EntrypointRenames),
   middlewares: Type.Optional(ExtraMiddlewares),
+  traefik_version: Type.Optional(TraefikVersionField),
 };
 
 /** Content of `data/targets/<id>.yaml` (without id and timestamps). */
@@ -57,6 +64,9 @@ export const Target = Type.Object(
     exclude: FullSelection,
     entrypoints: Type.Record(Type.String(), Type.String()),
     middlewares: Type.Array(Type.String()),
+    traefik_version: Type.Union([Type.String(), Type.Null()], {
+      description: "null: the default document's version (setting or Traefik's /api/version)",
+    }),
     url: Type.String({ description: 'path Traefik polls for this target' }),
     created_at: Type.String(),
     updated_at: Type.String(),

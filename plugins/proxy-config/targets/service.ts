@@ -123,6 +123,7 @@ export class TargetService {
       data.exclude = compact(body.exclude);
     if (body.entrypoints && Object.keys(body.entrypoints).length > 0) data.entrypoints = body.entrypoints;
     if (body.middlewares?.length) data.middlewares = [...new Set(body.middlewares)];
+    if (body.traefik_version) data.traefik_version = body.traefik_version;
     return data;
   }
 
@@ -182,6 +183,7 @@ export class TargetService {
       exclude: full(data.exclude),
       entrypoints: data.entrypoints ?? {},
       middlewares: data.middlewares ?? [],
+      traefik_version: data.traefik_version ?? null,
       url: this.options.urlOf(stored.id),
       created_at: stored.created_at,
       updated_at: stored.updated_at,

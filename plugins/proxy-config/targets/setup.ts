@@ -16,6 +16,7 @@ import { RESERVED_IDS } from './errors.ts';
 import { PollerLog, type InstanceView } from './pollers.ts';
 import { TargetFile, type TargetData } from './schemas.ts';
 import { TargetService } from './service.ts';
+import type { DroppedKey } from '../version-gate.ts';
 
 /** The slug pattern of API.md §2.8 minus the reserved ids: a hand-made `data/targets/status.yaml` is reported invalid. */
 const TARGET_ID = new RegExp(`^(?!(?:${[...RESERVED_IDS].join('|')})$)[a-z0-9][a-z0-9-]{0,62}$`);
@@ -27,7 +28,11 @@ export interface Targets {
   close(): void;
 }
 
-export async function setupTargets(app: FastifyInstance, provider: ConfigProvider): Promise<Targets> {
+export async function setupTargets(
+  app: FastifyInstance,
+  provider: ConfigProvider,
+  defaultVersion: () => string | null = () => null,
+): Promise<Targets> {
   const log = app.log.child({ component: 'proxy-config' });
   const service = new TargetService({
     resourceExists: (id) => app.resources.get(id) !== undefined,
@@ -46,6 +51,7 @@ export async function setupTargets(app: FastifyInstance, provider: ConfigProvide
     defaultConfig: () => provider.current()?.result.config ?? null,
     targets: () => service.records(),
     resourceRouters: (config) => resourceRouters(app.resources.list(), config),
+    defaultVersion,
     now: app.now,
     onChanged: (id, document) =>
       app.events.publish('provider', {
@@ -122,19 +128,39 @@ export interface TargetStatus {
   id: string;
   etag: string | null;
   generated_at: string | null;
+  traefik_version: string | null;
+  dropped_keys: DroppedKey[];
   instances: InstanceView[];
 }
 
 /** The status `targets` list: the default document first (id `default`), then every target by id. */
-export function targetStatuses(targets: Targets, served: Servable | null): TargetStatus[] {
-  const entry = (id: string, document: Servable | null | undefined): TargetStatus => ({
+export function targetStatuses(
+  targets: Targets,
+  served: Servable | null,
+  defaultVersion: string | null = null,
+): TargetStatus[] {
+  const entry = (
+    id: string,
+    document: Servable | null | undefined,
+    version: string | null,
+    dropped: DroppedKey[] | undefined,
+  ): TargetStatus => ({
     id,
     etag: document ? document.json.etag.slice(1, -1) : null,
     generated_at: document?.generatedAt ?? null,
+    traefik_version: version,
+    dropped_keys: dropped ?? [],
     // a YAML poller compares with the YAML form (serialised once per document, here at the latest)
     instances: targets.pollers.instances(id, document ? (yaml) => (yaml ? document.yaml : document.json).etag : null),
   });
-  return [entry('default', served), ...targets.service.records().map((t) => entry(t.id, targets.documents.get(t.id)))];
+  const defaultDropped = served && 'dropped' in served ? (served.dropped as DroppedKey[]) : [];
+  return [
+    entry('default', served, defaultVersion, defaultDropped),
+    ...targets.service.records().map((t) => {
+      const document = targets.documents.get(t.id);
+      return entry(t.id, document, t.data.traefik_version ?? defaultVersion, document?.dropped);
+    }),
+  ];
 }
 
 /** Dangling references of every target document (merged into the status list). */
