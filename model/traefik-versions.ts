@@ -154,9 +154,20 @@ export interface KeyNode {
   /** keys gated on the object at this node */
   keys: Map<string, VersionedKey>;
   children: Map<string, KeyNode>;
+  /** the same as arrays, and the `*` child: the gate walks tens of thousands of objects per pass */
+  keyList: [string, VersionedKey][];
+  childList: [string, KeyNode][];
+  any: KeyNode | undefined;
 }
 
-const newNode = (): KeyNode => ({ keys: new Map(), children: new Map() });
+const newNode = (): KeyNode => ({ keys: new Map(), children: new Map(), keyList: [], childList: [], any: undefined });
+
+function freeze(node: KeyNode): void {
+  node.keyList = [...node.keys];
+  node.childList = [...node.children].filter(([name]) => name !== '*');
+  node.any = node.children.get('*');
+  for (const child of node.children.values()) freeze(child);
+}
 
 export function keyTree(entries: readonly VersionedKey[] = VERSIONED_KEYS): KeyNode {
   const root = newNode();
@@ -169,6 +180,7 @@ export function keyTree(entries: readonly VersionedKey[] = VERSIONED_KEYS): KeyN
     }
     node.keys.set(entry.key, entry);
   }
+  freeze(root);
   return root;
 }
 

@@ -68,37 +68,62 @@ export class VersionGate {
     if (typeof value !== 'object' || value === null) return value;
     const object = value as JsonObject;
     let out: JsonObject | null = null;
-    for (const [key, entry] of node.keys) {
+    const gated = node.keyList;
+    for (let i = 0; i < gated.length; i++) {
+      const [key, entry] = gated[i];
       if (!Object.hasOwn(object, key) || !undecodable(entry, this.version)) continue;
       out ??= { ...object };
       delete out[key];
       dropped.push({ path: pointer(path), key, min_version: entry.since });
     }
-    if (node.children.size > 0) {
-      const any = node.children.get('*');
-      const visit = (key: string, child: KeyNode): void => {
-        const before = object[key];
-        if (before === undefined || (out !== null && !Object.hasOwn(out, key))) return;
-        path.push(key);
-        let after = this.strip(before, child, path, dropped);
-        path.pop();
-        if (after === before) return;
-        if (child === any && after !== REMOVE && typeof before === 'object' && before !== null) {
-          // a map entry: the same object keeps the same copy (the serializer's cache key)
-          const kept = this.copies.get(before);
-          if (kept !== undefined) after = kept;
-          else this.copies.set(before, after);
-        }
-        out ??= { ...object };
-        if (after === REMOVE) delete out[key];
-        else out[key] = after;
-      };
-      // a map (`http.services`): every entry; a fixed object: only the table's children
-      if (any) for (const key in object) visit(key, node.children.get(key) ?? any);
-      else for (const [key, child] of node.children) if (Object.hasOwn(object, key)) visit(key, child);
+    const any = node.any;
+    if (any) {
+      // a map (`http.services`): every entry
+      const named = node.childList.length > 0;
+      const keys = Object.keys(object);
+      for (let i = 0; i < keys.length; i++) {
+        const child = (named && node.children.get(keys[i])) || any;
+        out = this.visit(object, out, keys[i], child, child === any, path, dropped);
+      }
+    } else {
+      // a fixed object: only the table's children
+      const children = node.childList;
+      for (let i = 0; i < children.length; i++) {
+        const [key, child] = children[i];
+        if (Object.hasOwn(object, key)) out = this.visit(object, out, key, child, false, path, dropped);
+      }
     }
     if (out === null) return object;
     return Object.keys(out).length === 0 ? REMOVE : out;
+  }
+
+  /** Strips `object[key]`; returns the copy of `object` (made on the first change) or null. */
+  private visit(
+    object: JsonObject,
+    out: JsonObject | null,
+    key: string,
+    child: KeyNode,
+    entry: boolean,
+    path: string[],
+    dropped: DroppedKey[],
+  ): JsonObject | null {
+    const before = object[key];
+    if (before === undefined || typeof before !== 'object' || before === null) return out;
+    if (out !== null && !Object.hasOwn(out, key)) return out;
+    path.push(key);
+    let after = this.strip(before, child, path, dropped);
+    path.pop();
+    if (after === before) return out;
+    if (entry && after !== REMOVE) {
+      // a map entry: the same object keeps the same copy (the serializer's cache key)
+      const kept = this.copies.get(before);
+      if (kept !== undefined) after = kept;
+      else this.copies.set(before, after);
+    }
+    const copy = out ?? { ...object };
+    if (after === REMOVE) delete copy[key];
+    else copy[key] = after;
+    return copy;
   }
 
   private stripItems(items: unknown[], node: KeyNode, path: string[], dropped: DroppedKey[]): unknown {
