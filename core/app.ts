@@ -12,7 +12,8 @@ import authPlugin from './auth/index.ts';
 import auditPlugin from './audit.ts';
 import corsPlugin from './cors.ts';
 import pluginLoader from './plugin-loader/index.ts';
-import { installRequestValidation, nonFiniteNumberAt } from './validation.ts';
+import { installRequestValidation } from './validation.ts';
+import { valueFault } from './nesting.ts';
 import { LazyCompiles, lazySerializers } from './lazy-compile.ts';
 import { RequestLogController } from './request-log.ts';
 import { standalone, type Cluster } from './cluster/standalone.ts';
@@ -178,13 +179,10 @@ function installJsonParser(app: FastifyInstance): void {
     if ((body as string).length === 0) return done(null, undefined);
     parseJson(request, body as string, (err, value) => {
       if (err) return done(errors.invalidJson(), undefined);
-      // JSON.parse turns 1e309 into Infinity: no field of any body may hold it (API.md §2.1)
-      const at = nonFiniteNumberAt(value, '');
-      if (at !== null)
-        return done(
-          validationError([{ path: at, message: 'must be a finite number (received a number beyond ±1.8e308)' }]),
-          undefined,
-        );
+      // before anything walks the body: more than 64 levels (handlers recurse, API.md §2.10), and
+      // 1e309, which JSON.parse turns into Infinity (no field of any body may hold it, §2.1)
+      const fault = valueFault(value);
+      if (fault !== null) return done(validationError([{ path: fault.path, message: fault.message }]), undefined);
       done(null, value);
     });
   });

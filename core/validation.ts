@@ -9,6 +9,7 @@ import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import { addFormats } from './formats.ts';
 import type { LazyCompiles } from './lazy-compile.ts';
+import { nonFiniteNumberAt } from './nesting.ts';
 
 const COMMON: Options = {
   removeAdditional: true, // unknown top-level body fields are dropped before validation (§2.1)
@@ -53,7 +54,7 @@ function finiteOnly(validate: ValidateFunction): ValidateFunction {
       check.errors = validate.errors;
       return false;
     }
-    const at = nonFiniteNumberAt(data, '');
+    const at = nonFiniteNumberAt(data);
     check.errors =
       at === null
         ? null
@@ -69,15 +70,4 @@ function finiteOnly(validate: ValidateFunction): ValidateFunction {
     return at === null;
   }) as ValidateFunction;
   return check;
-}
-
-/** JSON Pointer of the first ±Infinity or NaN in a value, or null. */
-export function nonFiniteNumberAt(value: unknown, at: string): string | null {
-  if (typeof value === 'number') return Number.isFinite(value) ? null : at;
-  if (typeof value !== 'object' || value === null) return null;
-  for (const [key, child] of Object.entries(value)) {
-    const found = nonFiniteNumberAt(child, `${at}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`);
-    if (found !== null) return found;
-  }
-  return null;
 }

@@ -4,8 +4,9 @@
  * and the mTLS group can find the mtlswhitelist plugin by module name or key (§4.8).
  */
 import { readFileSync, statSync } from 'node:fs';
-import { parse, YAMLError } from 'yaml';
+import { YAMLError } from 'yaml';
 import { isObject } from '../core/ids.ts';
+import { parseYamlValue } from '../core/yaml-parse.ts';
 
 export interface DeclaredPlugins {
   /** The static config path in effect, or null when none is set. */
@@ -69,7 +70,7 @@ export class StaticConfigReader {
 function readKeys(file: string): DeclaredPlugins {
   let value: unknown;
   try {
-    value = parse(readFileSync(file, 'utf8'));
+    value = parseYamlValue(readFileSync(file, 'utf8')); // nesting-limited: the file is hand-edited
   } catch (err) {
     const message = (err as Error).message.split('\n')[0];
     const line = (err as { linePos?: Array<{ line: number }> }).linePos?.[0]?.line ?? null;

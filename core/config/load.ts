@@ -1,11 +1,11 @@
 /** Loads settings: config/default.yaml → CONFIG_FILE → environment (API.md §5), validated once. */
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { parse } from 'yaml';
 import { Value } from '@sinclair/typebox/value';
 import { ConfigSchema, ENV_FALLBACKS, ENV_MAP, type AppConfig } from './schema.ts';
 import { explainSchema } from '../errors/explain.ts';
 import { recordEnvOrigins } from './env-origins.ts';
+import { parseYamlValue } from '../yaml-parse.ts';
 
 export class ConfigError extends Error {
   readonly exitCode = 78; // EX_CONFIG: sysexits.h, the code API.md §5 asks for
@@ -32,7 +32,7 @@ function readYaml(file: string, key: string): Tree {
   } catch (err) {
     throw new ConfigError(key, `cannot read ${file}: ${(err as Error).message}`);
   }
-  const value = parse(text) ?? {};
+  const value = parseYamlValue(text) ?? {};
   if (typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(key, `${file} is not a YAML mapping`);
   return value as Tree;
 }

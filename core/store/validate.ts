@@ -32,7 +32,12 @@ export function parseFileText(file: string, text: string): ParseOutcome {
     return {
       ok: false,
       syntax: true,
-      error: { path: file, line: e.line ?? null, column: e.column ?? null, message: `invalid YAML: ${e.message}` },
+      error: {
+        path: file,
+        line: e.line ?? null,
+        column: e.column ?? null,
+        message: e.nesting ? e.message : `invalid YAML: ${e.message}`,
+      },
     };
   }
 }

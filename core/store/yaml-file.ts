@@ -1,6 +1,8 @@
 /** YAML parsing with positions, and comment-preserving updates of an existing document (API.md §3.2, §3.4). */
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, stringify, type Document, type Node } from 'yaml';
+import { isMap, isScalar, isSeq, LineCounter, stringify, type Document, type Node } from 'yaml';
 import { isObject } from '../ids.ts';
+import { nestingPathOf } from '../nesting.ts';
+import { parseYamlDocument, YAML_NESTING_MESSAGE, YamlNestingError } from '../yaml-parse.ts';
 
 export interface ParsedYaml {
   value: unknown;
@@ -13,6 +15,8 @@ export class YamlSyntaxError extends Error {
     message: string,
     readonly line: number | null,
     readonly column: number | null,
+    /** Past the nesting limit (the message names the path) rather than invalid YAML. */
+    readonly nesting = false,
   ) {
     super(message);
   }
@@ -26,17 +30,21 @@ function pointerSegments(pointer: string): string[] {
     .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
 }
 
-/** Parses YAML 1.2 text; throws YamlSyntaxError with the first error's position. */
+/**
+ * Parses YAML 1.2 text; throws YamlSyntaxError with the first error's position, also for a document
+ * nested deeper than MAX_NESTING levels (API.md §2.10: what code walks recursively stays shallow).
+ */
 export function parseYaml(text: string): ParsedYaml {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, uniqueKeys: true });
+  const doc = parseYamlDocument(text, { lineCounter, uniqueKeys: true });
   const first = doc.errors[0];
   if (first) {
     const pos = first.linePos?.[0];
-    throw new YamlSyntaxError(first.message.split('\n')[0], pos?.line ?? null, pos?.col ?? null);
+    const nesting = first instanceof YamlNestingError;
+    throw new YamlSyntaxError(first.message.split('\n')[0], pos?.line ?? null, pos?.col ?? null, nesting);
   }
   const value = doc.toJS({ maxAliasCount: 100 });
-  return {
+  const parsed: ParsedYaml = {
     value,
     locate(pointer) {
       const segments = pointerSegments(pointer);
@@ -50,6 +58,18 @@ export function parseYaml(text: string): ParsedYaml {
       return null;
     },
   };
+  // the token tree is at most MAX_NESTING deep; as JavaScript, a pair written in a sequence adds a level
+  const tooDeep = nestingPathOf(value);
+  if (tooDeep !== null) {
+    const pos = parsed.locate(tooDeep);
+    throw new YamlSyntaxError(
+      `${tooDeep.replace(/^\//, '')} ${YAML_NESTING_MESSAGE}`,
+      pos?.line ?? null,
+      pos?.column ?? null,
+      true,
+    );
+  }
+  return parsed;
 }
 
 /** Updates `node` in place to hold `value`, keeping nodes (and their comments) whose value is unchanged. */
@@ -79,7 +99,7 @@ const STRINGIFY = { lineWidth: 0, indent: 2 } as const;
 /** New YAML text for `value`: edits `previousText` when given (comments, key order kept), else fresh. */
 export function renderYaml(value: unknown, previousText?: string): string {
   if (previousText !== undefined) {
-    const doc = parseDocument(previousText);
+    const doc = parseYamlDocument(previousText);
     if (doc.errors.length === 0 && isObject(value) && isMap(doc.contents)) {
       merge(doc, doc.contents, value);
       return doc.toString(STRINGIFY);

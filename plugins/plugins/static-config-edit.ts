@@ -4,8 +4,9 @@
  * the new bytes are written atomically.
  */
 import { readFile, stat } from 'node:fs/promises';
-import { isMap, isScalar, LineCounter, parseDocument, YAMLMap, type Document, type Node } from 'yaml';
+import { isMap, isScalar, LineCounter, YAMLMap, type Document, type Node } from 'yaml';
 import { writeAtomic } from '../../core/store/atomic-write.ts';
+import { parseYamlDocument } from '../../core/yaml-parse.ts';
 import { pluginErrors } from './errors.ts';
 
 /** The static config as parsed for an edit. */
@@ -41,7 +42,7 @@ export async function loadStaticConfig(file: string): Promise<LoadedStaticConfig
     if (code !== 'ENOENT') throw pluginErrors.fileUnusable(file, null, `cannot be read (${code})`);
   }
   const lines = new LineCounter();
-  const doc = parseDocument(text ?? '', { lineCounter: lines, uniqueKeys: true });
+  const doc = parseYamlDocument(text ?? '', { lineCounter: lines, uniqueKeys: true });
   const first = doc.errors[0];
   if (first) throw pluginErrors.fileUnusable(file, first.linePos?.[0]?.line ?? null, first.message.split('\n')[0]);
   return { file, text, mode, doc, lines };

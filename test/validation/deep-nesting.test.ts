@@ -1,0 +1,219 @@
+/**
+ * Nesting limit (API.md §2.10): a body with more than 64 levels of arrays/objects is a 422
+ * `validation_failed` naming the path where the limit was passed, before anything walks it (handlers
+ * recurse: a 2,000-level `config.average` was a 500 "Maximum call stack size exceeded"). Every write
+ * route of the OpenAPI document gets 2,000-level arrays and objects at the body root and in each body
+ * field, over a real socket; nothing may be written and the server must answer afterwards.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import test from 'ava';
+import type { FastifyInstance } from 'fastify';
+import { build } from '../helpers/build.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const DEEP = 2000;
+const deepArray = (levels: number, inner = '1'): string => '['.repeat(levels) + inner + ']'.repeat(levels);
+const deepObject = (levels: number, inner = '1'): string => '{"k":'.repeat(levels) + inner + '}'.repeat(levels);
+
+/** Routes whose scope reads no body at all (its parser discards it): nothing to nest, nothing to refuse. */
+const BODY_IGNORED = new Set(['/api/mtls/verify']);
+/** Files every request may append to (API.md §2.11), so not "written" in the sense of this test. */
+const APPEND_ONLY = new Set(['audit.log']);
+
+interface Operation {
+  method: string;
+  url: string;
+  /** Top-level body fields of the request schema, and the nested ones (JSON Pointers, no root). */
+  fields: string[];
+}
+
+type Schema = { type?: string | string[]; properties?: Record<string, Schema>; $ref?: string; items?: Schema };
+
+/** Pointers of every property in a request schema (nested objects too, and array items as /0). */
+function fieldsOf(schema: Schema | undefined, prefix = '', depth = 0): string[] {
+  if (!schema || depth > 4) return [];
+  const out: string[] = [];
+  for (const [name, child] of Object.entries(schema.properties ?? {})) {
+    const at = `${prefix}/${name}`;
+    out.push(at, ...fieldsOf(child, at, depth + 1));
+    if (child.items) out.push(`${at}/0`, ...fieldsOf(child.items, `${at}/0`, depth + 1));
+  }
+  return out;
+}
+
+async function writeOperations(app: FastifyInstance): Promise<Operation[]> {
+  const document = (await app.inject({ url: '/api/openapi.json' })).json() as {
+    paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: Schema }> } }>>;
+  };
+  const operations: Operation[] = [];
+  for (const [url, item] of Object.entries(document.paths))
+    for (const [method, operation] of Object.entries(item)) {
+      if (!['post', 'put', 'patch', 'delete'].includes(method) || BODY_IGNORED.has(url)) continue;
+      operations.push({
+        method: method.toUpperCase(),
+        url: url.replaceAll(/\{[^}]+\}/g, 'deep-probe'),
+        fields: fieldsOf(operation.requestBody?.content?.['application/json']?.schema),
+      });
+    }
+  return operations;
+}
+
+/** A body with `inner` at `pointer` (''= the root), as JSON text. */
+function bodyWith(pointer: string, inner: string): string {
+  const segments = pointer.split('/').slice(1);
+  let text = inner;
+  for (const segment of segments.reverse())
+    text = /^\d+$/.test(segment) ? `[${text}]` : `{${JSON.stringify(segment)}:${text}}`;
+  return text;
+}
+
+/** Every file under the data dir with its hash, append-only logs left out. */
+async function snapshot(dir: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || APPEND_ONLY.has(entry.name)) continue;
+    const full = path.join(entry.parentPath, entry.name);
+    files.set(
+      path.relative(dir, full),
+      createHash('sha256')
+        .update(await readFile(full))
+        .digest('hex'),
+    );
+  }
+  return files;
+}
+
+async function listen(app: FastifyInstance): Promise<string> {
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('no TCP address');
+  return `http://127.0.0.1:${address.port}`;
+}
+
+async function send(base: string, method: string, url: string, body?: string) {
+  const headers = body === undefined ? undefined : { 'content-type': 'application/json' };
+  const response = await fetch(base + url, { method, headers, body });
+  return { status: response.status, body: (await response.json().catch(() => null)) as Record<string, unknown> };
+}
+
+const segmentsOf = (pointer: string): string[] => pointer.split('/').slice(1);
+
+test('every write route answers 422 naming the path to a 2,000-level body, writes nothing and keeps serving', async (t) => {
+  const app = await build(t, { config: { auth: { mode: 'off' } } });
+  const base = await listen(app);
+  const operations = await writeOperations(app);
+  t.true(operations.length >= 40, `only ${operations.length} write operations in the OpenAPI document`);
+  const before = await snapshot(app.store.dataDir);
+
+  const failures: string[] = [];
+  let requests = 0;
+  for (const operation of operations)
+    for (const pointer of ['', ...operation.fields])
+      for (const [shape, inner] of [
+        ['array', deepArray(DEEP)],
+        ['object', deepObject(DEEP)],
+      ] as const) {
+        requests += 1;
+        const res = await send(base, operation.method, operation.url, bodyWith(pointer, inner));
+        const detail = (res.body?.details as Array<{ path: string; message: string }> | undefined)?.[0];
+        // the container that passed the limit is the 65th level: its pointer has 64 segments
+        const expected = segmentsOf(pointer).concat(
+          Array(64 - segmentsOf(pointer).length).fill(shape === 'array' ? '0' : 'k'),
+        );
+        if (
+          res.status !== 422 ||
+          res.body?.id !== 'validation_failed' ||
+          detail?.path !== `/${expected.join('/')}` ||
+          !/nests deeper than 64 levels/.test(detail.message)
+        )
+          failures.push(
+            `${operation.method} ${operation.url} ${shape} at '${pointer}': ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`,
+          );
+      }
+  t.deepEqual(failures, [], `${failures.length} of ${requests} deep bodies not refused as nesting`);
+  t.true(requests > 200);
+
+  t.deepEqual(await snapshot(app.store.dataDir), before, 'a refused body wrote to the data dir');
+  t.is((await fetch(`${base}/api/health`)).status, 200);
+  const created = await send(
+    base,
+    'POST',
+    '/api/middlewares',
+    JSON.stringify({ name: 'after deep bodies', type: 'rateLimit', config: { average: 10, burst: 20 } }),
+  );
+  t.is(created.status, 201, JSON.stringify(created.body));
+});
+
+test('the deep bodies of issue 24 (rateLimit config.average, service config.servers) are 422, not 500', async (t) => {
+  const app = await build(t, { config: { auth: { mode: 'off' } } });
+  const base = await listen(app);
+  const cases = [
+    [
+      '/api/middlewares',
+      `{"name":"x","type":"rateLimit","config":{"average":${deepArray(DEEP)},"burst":1}}`,
+      '/config/average',
+    ],
+    ['/api/services', `{"name":"s","type":"loadBalancer","config":{"servers":${deepArray(DEEP)}}}`, '/config/servers'],
+    [
+      '/api/services',
+      `{"name":"s","type":"loadBalancer","config":{"servers":[{"url":${deepObject(DEEP)}}]}}`,
+      '/config/servers/0/url',
+    ],
+  ] as const;
+  for (const [url, body, prefix] of cases) {
+    const res = await send(base, 'POST', url, body);
+    t.is(res.status, 422, `${url}: ${JSON.stringify(res.body)}`);
+    const detail = (res.body.details as Array<{ path: string }>)[0];
+    t.true(detail.path.startsWith(`${prefix}/`), detail.path);
+    t.is(segmentsOf(detail.path).length, 64, detail.path);
+    t.regex(String(res.body.message), /nests deeper than 64 levels of arrays\/objects/);
+  }
+  t.is((await fetch(`${base}/api/health`)).status, 200);
+});
+
+test('64 levels pass the parser and are stored; 65 are refused at the 65th', async (t) => {
+  const app = await build(t, { config: { auth: { mode: 'off' } } });
+  const base = await listen(app);
+  // the root object is level 1, config 2, the plugin key's object 3 … the innermost `levels`
+  const body = (levels: number) =>
+    `{"name":"deep plugin","type":"plugin","config":{"deepPlugin":${deepObject(levels - 2, '"leaf"')}}}`;
+  const accepted = await send(base, 'POST', '/api/middlewares', body(64));
+  t.is(accepted.status, 201, JSON.stringify(accepted.body).slice(0, 300));
+  const id = String(accepted.body.id);
+  const read = await send(base, 'GET', `/api/middlewares/${id}`);
+  let value: unknown = (read.body.config as Record<string, unknown>).deepPlugin;
+  for (let level = 3; level <= 64; level++) value = (value as Record<string, unknown>).k;
+  t.is(value, 'leaf', 'the stored middleware keeps all 64 levels');
+
+  const refused = await send(base, 'POST', '/api/middlewares', body(65));
+  t.is(refused.status, 422);
+  t.is(
+    (refused.body.details as Array<{ path: string }>)[0].path,
+    `/config/deepPlugin/${Array(62).fill('k').join('/')}`,
+  );
+});
+
+test('a hand-edited data file 2,000 levels deep is an invalid edit naming the path; the watcher goes on', async (t) => {
+  const app = await build(t, { config: { auth: { mode: 'off' } } });
+  const base = await listen(app);
+  const dir = path.join(app.store.dataDir, 'middlewares');
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, 'deep.yaml');
+  const header = 'name: Deep\ntype: plugin\nconfig:\n  deepPlugin: ';
+  await writeFile(file, header + '{k: '.repeat(DEEP) + '1' + '}'.repeat(DEEP) + '\n');
+  const invalid = await waitFor(() => app.store.invalidFiles().find((f) => f.path === file), 1000);
+  t.regex(invalid.message, /^config\/deepPlugin(\/k){62} nests deeper than 64 levels of mappings\/sequences$/);
+  t.is(invalid.line, 4);
+  t.is((await fetch(`${base}/api/middlewares/deep`)).status, 404);
+
+  // the same file fixed by hand is served: the watcher survived the deep one
+  await writeFile(file, header + '{k: 1}\n');
+  const served = await waitFor(async () => {
+    const res = await send(base, 'GET', '/api/middlewares/deep');
+    return res.status === 200 ? res.body : null;
+  }, 1000);
+  t.deepEqual(served.config, { deepPlugin: { k: 1 } });
+  t.is((await fetch(`${base}/api/health`)).status, 200);
+});
