@@ -73,8 +73,8 @@ test('a data file over 1 MiB is an invalid file with a clear reason, not parsed'
   const dataDir = path.join(await tempDir(t), 'data');
   await mkdir(path.join(dataDir, 'middlewares'), { recursive: true });
   const filler = `# ${'x'.repeat(1000)}\n`.repeat(5 * 1024); // 5 MiB of comments: valid YAML
-  await writeFile(path.join(dataDir, 'middlewares', 'big.yaml'), `name: big\ntype: headers\nconfig: {}\n${filler}`);
-  await writeFile(path.join(dataDir, 'middlewares', 'small.yaml'), 'name: small\ntype: headers\nconfig: {}\n');
+  await writeFile(path.join(dataDir, 'middlewares', 'big.yaml'), `name: big\ntype: compress\nconfig: {}\n${filler}`);
+  await writeFile(path.join(dataDir, 'middlewares', 'small.yaml'), 'name: small\ntype: compress\nconfig: {}\n');
   const app = await build(t, { dataDir, config: open });
   t.is((await app.inject({ url: '/api/middlewares/big' })).statusCode, 404);
   t.is((await app.inject({ url: '/api/middlewares/small' })).statusCode, 200);
