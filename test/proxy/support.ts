@@ -30,6 +30,9 @@ export async function buildFor(
       auth: { mode: 'off' },
       datasources: { pangolin_url: fake.pangolinUrl, traefik_url: fake.url },
       ...options.config,
+      // the version gate (G14) reads /api/version from the explorer source in the background unless
+      // the version is set: these tests count the requests the explorer itself sends
+      proxy: { traefik_version: '3.7.15', ...(options.config?.proxy as Record<string, unknown> | undefined) },
     },
   });
   // the fake runs in this process: on a loaded CI machine (Docker and CrowdSec tests beside it) its
