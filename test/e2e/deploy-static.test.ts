@@ -24,10 +24,10 @@ import {
   TRAEFIK_BIN,
 } from '../helpers/traefik.ts';
 import { tempDir } from '../helpers/build.ts';
+import { REPO } from '../helpers/production-app.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const e2e = traefikTest(test);
-const REPO = path.resolve(import.meta.dirname, '..', '..');
 const COMPOSE = path.join(REPO, 'deploy', 'compose');
 
 /** Local stand-ins of the registry plugins the shipped files name, by module. */
