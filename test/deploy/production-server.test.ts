@@ -12,7 +12,14 @@ import { LOCK_NAME } from '../../core/data-dir-lock.ts';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { execForm, parseDockerfile } from '../helpers/dockerfile.ts';
-import { buildProductionApp, REPO, serverEnv, startServer, type ServerProcess } from '../helpers/production-app.ts';
+import {
+  buildProductionApp,
+  holdPlugin,
+  REPO,
+  serverEnv,
+  startServer,
+  type ServerProcess,
+} from '../helpers/production-app.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const test = anyTest as TestFn<{ app: string; remove: () => Promise<void> }>;
@@ -99,21 +106,7 @@ test.serial(
   async (t) => {
     const work = await workDir(t);
     // a third-party plugin that holds the first build until the test writes `release`
-    const plugin = path.join(work, 'plugins', 'hold');
-    await mkdir(plugin, { recursive: true });
-    await writeFile(
-      path.join(plugin, 'plugin.yaml'),
-      'name: hold\nversion: 1.0.0\napi_version: ^1.0.0\nentry: index.mjs\n',
-    );
-    const release = path.join(work, 'release');
-    await writeFile(
-      path.join(plugin, 'index.mjs'),
-      `import { existsSync } from 'node:fs';
-export default async function hold() {
-  while (!existsSync(${JSON.stringify(release)})) await new Promise((resolve) => setTimeout(resolve, 20));
-}
-`,
-    );
+    const { release } = await holdPlugin(work);
     const server = startServer(
       t.context.app,
       serverEnv(work, { PLUGINS_DIR: path.join(work, 'plugins'), PLUGINS_ENABLED: 'hold' }),

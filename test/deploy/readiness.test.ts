@@ -10,7 +10,13 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { buildProductionApp, serverEnv, startServer, type ServerProcess } from '../helpers/production-app.ts';
+import {
+  buildProductionApp,
+  holdPlugin,
+  serverEnv,
+  startServer,
+  type ServerProcess,
+} from '../helpers/production-app.ts';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -154,21 +160,7 @@ test.serial(
 
     // a restart whose build is held (a third-party plugin waits for a file): the starting state is
     // observable as long as the test needs, and the provider paths serve the snapshot meanwhile
-    const plugin = path.join(work, 'plugins', 'hold');
-    await mkdir(plugin, { recursive: true });
-    await writeFile(
-      path.join(plugin, 'plugin.yaml'),
-      'name: hold\nversion: 1.0.0\napi_version: ^1.0.0\nentry: index.mjs\n',
-    );
-    const release = path.join(work, 'release');
-    await writeFile(
-      path.join(plugin, 'index.mjs'),
-      `import { existsSync } from 'node:fs';
-export default async function hold() {
-  while (!existsSync(${JSON.stringify(release)})) await new Promise((resolve) => setTimeout(resolve, 20));
-}
-`,
-    );
+    const { release } = await holdPlugin(work);
     const second = startServer(app, { ...env, PLUGINS_DIR: path.join(work, 'plugins'), PLUGINS_ENABLED: 'hold' });
     t.teardown(() => {
       second.child.kill('SIGKILL');

@@ -10,7 +10,7 @@
  * address Traefik would see the same thing; the relay only writes down each poll's status, ETag
  * and stale header, and drops the connection when the server is down, as a refused connect would).
  */
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp } from 'node:fs/promises';
@@ -19,6 +19,7 @@ import path from 'node:path';
 import anyTest, { type TestFn } from 'ava';
 import { buildProductionApp, serverEnv, startServer, type ServerProcess } from '../helpers/production-app.ts';
 import { writeSources } from '../resources/support.ts';
+import { holdPlugin } from '../helpers/production-app.ts';
 import { clientLoop } from '../helpers/traefik-loop.ts';
 import { PROVIDER_TOKEN } from '../helpers/traefik-stack.ts';
 import {
@@ -84,26 +85,6 @@ async function startRelay(t: { teardown: (fn: () => unknown) => void }, serverPo
     await new Promise((resolve) => server.close(resolve));
   });
   return { polls, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/proxy-config` };
-}
-
-/** A third-party plugin that holds the app's build until `release` exists (the restart window, stretched). */
-async function holdPlugin(work: string): Promise<{ dir: string; release: string }> {
-  const dir = path.join(work, 'plugins');
-  await mkdir(path.join(dir, 'hold'), { recursive: true });
-  await writeFile(
-    path.join(dir, 'hold', 'plugin.yaml'),
-    'name: hold\nversion: 1.0.0\napi_version: ^1.0.0\nentry: index.mjs\n',
-  );
-  const release = path.join(work, 'release');
-  await writeFile(
-    path.join(dir, 'hold', 'index.mjs'),
-    `import { existsSync } from 'node:fs';
-export default async function hold() {
-  while (!existsSync(${JSON.stringify(release)})) await new Promise((resolve) => setTimeout(resolve, 20));
-}
-`,
-  );
-  return { dir, release };
 }
 
 e2e(

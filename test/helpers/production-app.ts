@@ -5,7 +5,7 @@
  * from it as separate processes, so they see exit codes, signals and stderr as an operator would.
  */
 import { execFile, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { chmod, cp, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -119,4 +119,24 @@ export function startServer(
       25,
     );
   return { child, lines, stderr: () => stderr, exit, line };
+}
+
+/** A third-party plugin that holds the app's build until `release` exists (the restart window, stretched). */
+export async function holdPlugin(work: string): Promise<{ dir: string; release: string }> {
+  const dir = path.join(work, 'plugins');
+  await mkdir(path.join(dir, 'hold'), { recursive: true });
+  await writeFile(
+    path.join(dir, 'hold', 'plugin.yaml'),
+    'name: hold\nversion: 1.0.0\napi_version: ^1.0.0\nentry: index.mjs\n',
+  );
+  const release = path.join(work, 'release');
+  await writeFile(
+    path.join(dir, 'hold', 'index.mjs'),
+    `import { existsSync } from 'node:fs';
+export default async function hold() {
+  while (!existsSync(${JSON.stringify(release)})) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+`,
+  );
+  return { dir, release };
 }
