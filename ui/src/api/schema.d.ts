@@ -9760,6 +9760,14 @@ export interface paths {
                                 from: string;
                                 ref: string;
                             }[];
+                            /** @description keys left out of the served document: the Traefik polling it cannot decode them (G14) */
+                            dropped_keys: {
+                                key: string;
+                                /** @description first Traefik version that decodes it; null: no version does */
+                                min_version: string | null;
+                                /** @description JSON Pointer of the object that held the key */
+                                path: string;
+                            }[];
                             etag: string | null;
                             generated_at: string | null;
                             invalid_files: {
@@ -9776,6 +9784,14 @@ export interface paths {
                             stale: boolean;
                             status: "ok" | "degraded" | "error" | "starting";
                             targets: {
+                                /** @description keys left out of the served document: the Traefik polling it cannot decode them (G14) */
+                                dropped_keys: {
+                                    key: string;
+                                    /** @description first Traefik version that decodes it; null: no version does */
+                                    min_version: string | null;
+                                    /** @description JSON Pointer of the object that held the key */
+                                    path: string;
+                                }[];
                                 etag: string | null;
                                 generated_at: string | null;
                                 /** @description `default` for the default document */
@@ -9789,7 +9805,20 @@ export interface paths {
                                     token_name?: string;
                                     user_agent: string;
                                 }[];
+                                /** @description the version it is gated for */
+                                traefik_version: string | null;
                             }[];
+                            /** @description the Traefik version the default document is gated for (G14) */
+                            traefik_version: {
+                                /** @description why the last read failed */
+                                error: string | null;
+                                /** @description `proxy.traefik_version`, or `/api/version` of the explorer's Traefik source */
+                                source: "setting" | "traefik" | (never | null);
+                                /** @description Traefik's startDate at the last read */
+                                start_date: string | null;
+                                /** @description null: unknown */
+                                version: string | null;
+                            };
                             upstream: {
                                 empty_streak: number;
                                 last_error: string | null;
@@ -9876,6 +9905,8 @@ export interface paths {
                             } | null;
                             middlewares: string[];
                             name: string;
+                            /** @description null: the default document's version (setting or Traefik's /api/version) */
+                            traefik_version: string | null;
                             updated_at: string;
                             /** @description path Traefik polls for this target */
                             url: string;
@@ -10027,6 +10058,8 @@ export interface paths {
                         middlewares?: string[];
                         /** @description 1–100 characters after trimming; unique case-insensitively */
                         name: string;
+                        /** @description version of the Traefik polling this target (e.g. 3.5.3): its document holds no key that version cannot decode (API.md §4.9 G14); absent: the default document's version */
+                        traefik_version?: string;
                     };
                 };
             };
@@ -10057,6 +10090,8 @@ export interface paths {
                             } | null;
                             middlewares: string[];
                             name: string;
+                            /** @description null: the default document's version (setting or Traefik's /api/version) */
+                            traefik_version: string | null;
                             updated_at: string;
                             /** @description path Traefik polls for this target */
                             url: string;
@@ -10225,6 +10260,8 @@ export interface paths {
                             } | null;
                             middlewares: string[];
                             name: string;
+                            /** @description null: the default document's version (setting or Traefik's /api/version) */
+                            traefik_version: string | null;
                             updated_at: string;
                             /** @description path Traefik polls for this target */
                             url: string;
@@ -10384,6 +10421,8 @@ export interface paths {
                         middlewares?: string[];
                         /** @description 1–100 characters after trimming; unique case-insensitively */
                         name: string;
+                        /** @description version of the Traefik polling this target (e.g. 3.5.3): its document holds no key that version cannot decode (API.md §4.9 G14); absent: the default document's version */
+                        traefik_version?: string;
                     };
                 };
             };
@@ -10414,6 +10453,8 @@ export interface paths {
                             } | null;
                             middlewares: string[];
                             name: string;
+                            /** @description null: the default document's version (setting or Traefik's /api/version) */
+                            traefik_version: string | null;
                             updated_at: string;
                             /** @description path Traefik polls for this target */
                             url: string;
