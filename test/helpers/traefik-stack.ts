@@ -12,6 +12,7 @@ import { writeSources } from '../resources/support.ts';
 import { build, tempDir } from './build.ts';
 import { WAIT_DEADLINE_MS } from './wait.ts';
 import {
+  freePort,
   pangolinDocument,
   startBackend,
   startFakePangolin,
@@ -96,6 +97,11 @@ export async function startStack(
     port?: number;
     /** Last word on the Pangolin document before anything reads it (TCP routers, TLS options, priorities). */
     editDocument?: (document: Record<string, any>) => void;
+    /**
+     * Stack Manager's `traefik` data source points at this Traefik's API from its start (the port is
+     * chosen first): the instance the live checker (API.md §4.19) and the version gate read.
+     */
+    traefikSource?: boolean;
   } = {},
 ): Promise<Stack> {
   const backends = await Promise.all((options.backends ?? ['a']).map((name) => startBackend(t, name)));
@@ -106,8 +112,19 @@ export async function startStack(
   const document = pangolinDocument(resources);
   options.editDocument?.(document);
   const pangolin = await startFakePangolin(t, document);
-  const sm = await startStackManager(t, { pangolinUrl: pangolin.url, config: options.config, port: options.port });
-  const traefik = await startTraefik(t, { providerUrl: sm.providerUrl, token: PROVIDER_TOKEN, ...options.traefik });
+  const apiPort = options.traefikSource ? (options.traefik?.ports?.traefik ?? (await freePort())) : undefined;
+  const sm = await startStackManager(t, {
+    pangolinUrl: pangolin.url,
+    config: options.config,
+    port: options.port,
+    traefikUrl: apiPort ? `http://127.0.0.1:${apiPort}` : undefined,
+  });
+  const traefik = await startTraefik(t, {
+    providerUrl: sm.providerUrl,
+    token: PROVIDER_TOKEN,
+    ...options.traefik,
+    ...(apiPort ? { ports: { ...options.traefik?.ports, traefik: apiPort } } : {}),
+  });
   await traefik.waitForRouters(resources.map((resource) => `${resource.id}-${resource.name}-router`));
   return { backends, pangolin, sm, traefik };
 }

@@ -247,6 +247,11 @@ export interface TraefikOptions {
   pingEntryPoint?: string;
   /** Extra environment variables for the Traefik process. */
   env?: Record<string, string>;
+  /**
+   * Ports chosen beforehand (entry point name → port), e.g. `traefik` (the API) when Stack Manager
+   * must know the instance's API address before Traefik starts; the others get free ports.
+   */
+  ports?: Record<string, number>;
 }
 
 export interface TraefikReply {
@@ -309,11 +314,11 @@ export async function startTraefik(t: ExecutionContext, options: TraefikOptions)
   if (!binary) throw new Error('no Traefik binary (TRAEFIK_BIN)');
   const dir = await mkdtemp(path.join(tmpdir(), 'sm-traefik-'));
   const ports: Record<string, number> = {
-    web: await freePort(),
-    websecure: await freePort(),
-    traefik: await freePort(),
+    web: options.ports?.web ?? (await freePort()),
+    websecure: options.ports?.websecure ?? (await freePort()),
+    traefik: options.ports?.traefik ?? (await freePort()),
   };
-  for (const name of Object.keys(options.entryPoints ?? {})) ports[name] = await freePort();
+  for (const name of Object.keys(options.entryPoints ?? {})) ports[name] = options.ports?.[name] ?? (await freePort());
   const logPath = path.join(dir, 'traefik.log');
   const accessLogPath = path.join(dir, 'access.log');
 
