@@ -57,6 +57,8 @@ export const ConfigSchema = Type.Object({
     // the Traefik version documents are gated for (API.md §4.9 G14); '' = read from Traefik's /api/version
     traefik_version: Type.String({ pattern: '^$|^v?[0-9]+\\.[0-9]+(\\.[0-9]+)?([-+].*)?$' }),
   }),
+  // live status (API.md §4.19): a check of every Traefik instance settle_s after each generation, and every interval_s
+  live: Type.Object({ settle_s: Int(0, 3600), interval_s: Int(1, 86_400) }),
   plugins_catalogue: Type.Object({ url: Type.String({ pattern: '^https?://' }), ttl_s: Int(0) }),
   docker: Type.Object({ host: Type.String(), socket: Type.String() }),
   stack: Type.Object({ containers: StrList, project: Type.String() }),
@@ -135,6 +137,8 @@ export const ENV_MAP: Record<string, string> = {
   PROXY_STATIC_CONFIG: 'proxy.static_config_path',
   TRAEFIK_STATIC_CONFIG_PATH: 'proxy.static_config_path', // fallback, API.md §7
   PROXY_TRAEFIK_VERSION: 'proxy.traefik_version',
+  LIVE_SETTLE_S: 'live.settle_s',
+  LIVE_INTERVAL_S: 'live.interval_s',
   PLUGIN_CATALOGUE_URL: 'plugins_catalogue.url',
   DOCKER_HOST: 'docker.host',
   DOCKER_SOCKET: 'docker.socket',

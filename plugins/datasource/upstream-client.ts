@@ -3,7 +3,7 @@
  * Traefik API. Never throws: every call answers `{ok: true, …}` or `{ok: false, error}` where the
  * error names the system and never holds the password.
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import type { Agent } from 'undici';
 import { APP_VERSION } from '../../core/version.ts';
 import { parseLossless } from '../../model/lossless-json.ts';
@@ -27,12 +27,15 @@ export interface FetchOptions {
 export type FetchFailure = { ok: false; error: string; latency_ms: number };
 export type PangolinConfigResult =
   { ok: true; body: Record<string, unknown>; text: string; hash: string; latency_ms: number } | FetchFailure;
-export type TraefikListResult = { ok: true; items: Array<Record<string, unknown>>; latency_ms: number } | FetchFailure;
+export type TraefikListResult =
+  { ok: true; items: Array<Record<string, unknown>>; latency_ms: number; hash?: string } | FetchFailure;
 export type TraefikObjectResult = { ok: true; body: Record<string, unknown>; latency_ms: number } | FetchFailure;
 
 /** Options of a Traefik list fetch: extra query parameters (e.g. `search`) sent with every page. */
 export interface ListOptions extends FetchOptions {
   query?: Record<string, string>;
+  /** Also answer `hash`: SHA-1 of every page's bytes (the live checker skips work when a list did not change). */
+  hash?: boolean;
 }
 export type TraefikServicesResult =
   | {
@@ -228,11 +231,13 @@ async function listPages(
   session: Session,
   path: string,
   query: Record<string, string> = {},
+  hash?: Hash,
 ): Promise<Array<Record<string, unknown>>> {
   const items: Array<Record<string, unknown>> = [];
   const extra = Object.keys(query).length > 0 ? `&${new URLSearchParams(query).toString()}` : '';
   for (let page = 1, count = 1; ; count++) {
     const { raw, headers, url } = await get(session, `${path}?per_page=1000&page=${page}${extra}`);
+    hash?.update(raw);
     for (const item of parseBody(session, raw, url, 'array') as unknown[]) if (isObject(item)) items.push(item);
     // Traefik sends the next page number, or 1 on the last page
     const next = Number(headers.get('x-next-page'));
@@ -248,7 +253,11 @@ export function fetchTraefikList(
   path: string,
   options: ListOptions = {},
 ): Promise<TraefikListResult> {
-  return run('Traefik', source, options, async (session) => ({ items: await listPages(session, path, options.query) }));
+  return run('Traefik', source, options, async (session) => {
+    const hash = options.hash ? createHash('sha1') : undefined;
+    const items = await listPages(session, path, options.query, hash);
+    return hash ? { items, hash: hash.digest('hex') } : { items };
+  });
 }
 
 /** One Traefik API object (`/api/overview`, `/api/version`), parsed losslessly; anything but a JSON object fails. */

@@ -2,7 +2,18 @@
  * The in-process event bus (API.md §4.17): numbered events, a bounded replay ring for
  * `Last-Event-ID`, and fan-out to the open SSE streams. Publishing never throws and never waits.
  */
-export const EVENT_TYPES = ['object', 'provider', 'invalid_file', 'upstream', 'job', 'container', 'backup'] as const;
+export const EVENT_TYPES = [
+  'object',
+  'provider',
+  'invalid_file',
+  'upstream',
+  'job',
+  'container',
+  'backup',
+  // live status (§4.19): configuration-visible (class C), so every stream gets them
+  'live',
+  'diagnosis',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** Events of class-O groups: only streams whose token may use operation routes get them. */

@@ -29,6 +29,7 @@ import { targetRoutes } from './targets/routes.ts';
 import { serveTarget } from './targets/serve.ts';
 import { TargetParams } from './targets/schemas.ts';
 import { TraefikVersion, VERSION_READ_INTERVAL_MS } from './traefik-version.ts';
+import liveStatus from './live/index.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -149,6 +150,8 @@ async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): P
       registerRoutes(scope.withTypeProvider<TypeBoxTypeProvider>(), app, provider, { served, polled }, prefix, targets);
   });
   await app.register(targetRoutes, { service: targets.service });
+  // §4.19: what each Traefik runs, compared with the documents generated here
+  await app.register(liveStatus);
   // Traefik's plain polls skip Fastify: same answer, a fraction of the CPU (fast-route.ts, issue 11)
   if (app.hasDecorator('fastRoutes')) {
     const fast = fastProviderRoute(polled, (ip, userAgent, etag, yaml) =>

@@ -17,6 +17,7 @@ import { ResourceFile, type ResourceFileData, type ResourceListFilter } from './
 import { ResourceService } from './service.ts';
 import { DiscoverySync, type SyncReport } from './sync.ts';
 import { jsonSafe, type ResourceView } from './views.ts';
+import { NOT_CHECKED } from '../proxy-config/live/schemas.ts';
 
 export type { ResourceView } from './views.ts';
 export type { SyncReport } from './sync.ts';
@@ -81,6 +82,8 @@ async function resources(app: FastifyInstance, _options: GroupOptions): Promise<
     middlewareExists: (id) => app.middlewares.has(id),
     service: (id) => app.services.get(id),
     mtlsUnavailable: () => mtlsUnavailableReason(app),
+    // the proxy-config group's checker, registered after this group (when it is loaded at all)
+    live: (id) => (app.hasDecorator('liveStatus') ? app.liveStatus.resource(id) : NOT_CHECKED),
   });
 
   app.middlewares.addReferenceSource({

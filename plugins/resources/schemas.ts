@@ -3,6 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Service } from '../services/schemas.ts';
 import { ErrorResponses, IdParams, NoBody, Paging, Slug } from '../../model/schemas.ts';
 import { CONFIG_SCHEMAS, ConfigFile, Nullable, type ConfigKind } from '../../model/resource-config.ts';
+import { LiveState, ResourceLiveSchema } from '../proxy-config/live/schemas.ts';
 
 const SourceKind = Type.Union([Type.Literal('pangolin'), Type.Literal('traefik')]);
 const Status = Type.Union([Type.Literal('active'), Type.Literal('disabled')]);
@@ -132,6 +133,7 @@ export const Resource = Type.Object({
   effective_service: Type.String(),
   emitted: Type.Boolean(),
   warnings: Type.Array(Type.String()),
+  live: ResourceLiveSchema,
   created_at: Type.String(),
   updated_at: Type.String(),
   etag: Type.String(),
@@ -141,6 +143,7 @@ export const ResourceListQuery = Type.Object({
   status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('disabled'), Type.Literal('all')])),
   source: Type.Optional(SourceKind),
   q: Type.Optional(Type.String({ maxLength: 200, description: 'case-insensitive substring of id, name or host' })),
+  live: Type.Optional(LiveState),
   ...Paging,
 });
 export type ResourceListFilter = Static<typeof ResourceListQuery>;

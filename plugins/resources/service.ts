@@ -13,6 +13,7 @@ import { assignmentPriority, sortAssigned, sortExternal, type Overrides } from '
 import type { ResourceRepository } from './repository.ts';
 import type { AssignBodyType, BulkAssignBodyType, ExternalBodyType, ResourceListFilter } from './schemas.ts';
 import { matchesFilter, viewOf, type ResourceView } from './views.ts';
+import type { ResourceLive } from '../../model/live/types.ts';
 
 export interface ResourceServiceDeps {
   repository: ResourceRepository;
@@ -21,6 +22,8 @@ export interface ResourceServiceDeps {
   /** Any service (manual, template or discovered) as the services group shows it. */
   service(id: string): ServiceView | undefined;
   mtlsUnavailable(): string | null;
+  /** The resource's live status (API.md §4.19). */
+  live(id: string): ResourceLive;
 }
 
 const overridesOf = (r: ResourceRecord): Overrides => ({
@@ -47,7 +50,12 @@ export class ResourceService {
 
   /** Resources by id, filtered, with computed fields (one generator run for the page). */
   list(filter: Omit<ResourceListFilter, 'page' | 'page_size'> = {}): ResourceView[] {
-    return this.views(this.deps.repository.records().filter((r) => matchesFilter(r, filter)));
+    const { live } = filter;
+    return this.views(
+      this.deps.repository
+        .records()
+        .filter((r) => matchesFilter(r, filter) && (!live || this.deps.live(r.id).state === live)),
+    );
   }
 
   get(id: string): ResourceView | undefined {
@@ -228,7 +236,13 @@ export class ResourceService {
     const outcomes = outcomesFor(this.deps.effective, records);
     const { repository } = this.deps;
     return records.map((record) =>
-      viewOf(record, repository.stored(record.id)!, repository.etag(record.id)!, outcomes.get(record.id)),
+      viewOf(
+        record,
+        repository.stored(record.id)!,
+        repository.etag(record.id)!,
+        outcomes.get(record.id),
+        this.deps.live(record.id),
+      ),
     );
   }
 }

@@ -4,6 +4,7 @@ import type { ResourceOutcome } from '../../model/generate/generate.ts';
 import type { ResourceConfig } from '../../model/types.ts';
 import type { StoredObject } from '../../core/store/types.ts';
 import type { ResourceFileData } from './schemas.ts';
+import type { ResourceLive } from '../../model/live/types.ts';
 
 /** The Resource object of API.md §4.4 (priority may be a BigInt; the routes serialise it exactly). */
 export interface ResourceView extends Omit<ResourceRecord, 'priority' | 'config'> {
@@ -13,6 +14,8 @@ export interface ResourceView extends Omit<ResourceRecord, 'priority' | 'config'
   effective_service: string;
   emitted: boolean;
   warnings: string[];
+  /** what the Traefik instances run (API.md §4.19) */
+  live: ResourceLive;
   created_at: string;
   updated_at: string;
   etag: string;
@@ -24,6 +27,7 @@ export function viewOf(
   stored: StoredObject<ResourceFileData>,
   etag: string,
   outcome: ResourceOutcome | undefined,
+  live: ResourceLive,
 ): ResourceView {
   return {
     ...record,
@@ -31,6 +35,7 @@ export function viewOf(
     effective_service: outcome?.effective_service ?? record.upstream_service,
     emitted: outcome?.emitted ?? false,
     warnings: outcome?.warnings ?? [],
+    live,
     created_at: stored.created_at,
     updated_at: stored.updated_at,
     etag,

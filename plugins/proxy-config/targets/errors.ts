@@ -6,7 +6,7 @@ import { errors, type ErrorDetail } from '../../../core/errors/app-error.ts';
  * serves a target beside `/status`, `/invalidate` and `/targets`) and `default`, the name of the
  * default document in the status and in `provider` events.
  */
-export const RESERVED_IDS: ReadonlySet<string> = new Set(['default', 'status', 'invalidate', 'targets']);
+export const RESERVED_IDS: ReadonlySet<string> = new Set(['default', 'status', 'invalidate', 'targets', 'diagnosis']);
 
 export const targetErrors = {
   notFound: (id: string) => errors.notFound(`target ${id} does not exist`),

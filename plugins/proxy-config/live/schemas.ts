@@ -1,0 +1,93 @@
+/** TypeBox schemas of the live status (API.md §4.19): Resource `live`, the Diagnosis and its query. */
+import { Type, type Static } from '@sinclair/typebox';
+import { Nullable } from '../../../model/resource-config.ts';
+import {
+  LIVE_STATES_WORST_FIRST,
+  type Diagnosis as DiagnosisType,
+  type ResourceLive,
+} from '../../../model/live/types.ts';
+
+export const LiveState = Type.Union(
+  [
+    Type.Literal('disabled'),
+    Type.Literal('missing'),
+    Type.Literal('outdated'),
+    Type.Literal('warning'),
+    Type.Literal('live'),
+    Type.Literal('unknown'),
+  ],
+  { description: `worst first: ${LIVE_STATES_WORST_FIRST.join(' > ')}` },
+);
+
+export const ResourceLiveSchema = Type.Object(
+  {
+    state: LiveState,
+    checked_at: Nullable(Type.String()),
+    instances: Type.Array(
+      Type.Object({
+        source: Type.String({ description: 'the traefik data source' }),
+        state: LiveState,
+        errors: Type.Array(Type.String(), { description: "Traefik's error texts, verbatim" }),
+        traefik_version: Nullable(Type.String()),
+      }),
+    ),
+  },
+  { description: 'what the Traefik instances run for this resource (§4.19); state: the worst instance state' },
+);
+
+/** Resource `live` without any Traefik instance, or before the checker is loaded. */
+export const NOT_CHECKED: ResourceLive = Object.freeze({
+  state: 'unknown' as const,
+  checked_at: null,
+  instances: Object.freeze([]) as unknown as ResourceLive['instances'],
+});
+
+const FindingKind = Type.Union([
+  Type.Literal('traefik_unreachable'),
+  Type.Literal('document_behind'),
+  Type.Literal('plugins_disabled'),
+  Type.Literal('router_disabled'),
+  Type.Literal('middleware_error'),
+  Type.Literal('service_no_servers'),
+  Type.Literal('entrypoint_missing'),
+  Type.Literal('priority_tie'),
+  Type.Literal('keys_dropped'),
+  Type.Literal('version_unknown'),
+]);
+
+export const FindingSchema = Type.Object({
+  id: Type.String({ description: 'stable while the finding persists' }),
+  severity: Type.Union([Type.Literal('error'), Type.Literal('warning'), Type.Literal('info')]),
+  kind: FindingKind,
+  message: Type.String(),
+  resources: Type.Array(Type.String()),
+  middlewares: Type.Array(Type.String()),
+  fix: Type.String(),
+});
+
+export const DiagnosisSchema = Type.Object({
+  checked_at: Nullable(Type.String()),
+  instances: Type.Array(
+    Type.Object({
+      source: Type.String(),
+      reachable: Type.Boolean(),
+      version: Nullable(Type.String()),
+      document: Type.Union([Type.Literal('current'), Type.Literal('behind'), Type.Literal('unknown')]),
+      since: Nullable(Type.String()),
+    }),
+  ),
+  findings: Type.Array(FindingSchema),
+});
+
+export const DiagnosisQuery = Type.Object({
+  refresh: Type.Optional(
+    Type.Boolean({ description: 'true: check every Traefik instance now and answer its results' }),
+  ),
+});
+
+// the schemas describe the shared types exactly
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const diagnosisMatches: Same<Static<typeof DiagnosisSchema>, DiagnosisType> = true;
+const liveMatches: Same<Static<typeof ResourceLiveSchema>, ResourceLive> = true;
+void diagnosisMatches;
+void liveMatches;
