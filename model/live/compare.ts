@@ -210,26 +210,28 @@ export function runsDocument(reading: InstanceReading, doc: ExpectedDocument): b
  */
 export function newKeys(older: JsonObject, newer: JsonObject, limit = 20): string[] {
   const found: string[] = [];
-  // depth-first over sorted keys (iterative: documents nest at most 64 levels, but no recursion is needed)
-  const stack: Array<{ path: string; older: unknown; newer: unknown }> = [{ path: '', older, newer }];
+  // depth-first over sorted keys, so the first `limit` found are the first in order; iterative
+  // (documents nest at most 64 levels, but no recursion is needed); `older: ABSENT` = a new key
+  type Step = { path: string; older: unknown; newer: unknown };
+  const ABSENT = Symbol('absent');
+  const stack: Step[] = [{ path: '', older, newer }];
   while (stack.length > 0 && found.length < limit) {
     const { path, older: was, newer: is } = stack.pop()!;
-    const prefix = path === '' ? '' : `${path}.`;
-    if (Array.isArray(is)) {
-      if (!Array.isArray(was) || was.length === 0) continue;
-      for (let i = is.length - 1; i >= 0; i--)
-        stack.push({ path: `${prefix}${i}`, older: i < was.length ? was[i] : was[0], newer: is[i] });
+    if (was === ABSENT) {
+      found.push(path);
       continue;
     }
-    if (!isObject(is) || !isObject(was)) continue;
-    const keys = Object.keys(is).sort();
-    const next: Array<{ path: string; older: unknown; newer: unknown }> = [];
-    for (const key of keys) {
-      if (!Object.hasOwn(was, key)) {
-        found.push(prefix + key);
-        if (found.length >= limit) break;
-      } else if (typeof is[key] === 'object' && is[key] !== null) {
-        next.push({ path: prefix + key, older: was[key], newer: is[key] });
+    const prefix = path === '' ? '' : `${path}.`;
+    const next: Step[] = [];
+    if (Array.isArray(is)) {
+      if (!Array.isArray(was) || was.length === 0) continue;
+      for (let i = 0; i < is.length; i++)
+        next.push({ path: `${prefix}${i}`, older: i < was.length ? was[i] : was[0], newer: is[i] });
+    } else if (isObject(is) && isObject(was)) {
+      for (const key of Object.keys(is).sort()) {
+        if (!Object.hasOwn(was, key)) next.push({ path: prefix + key, older: ABSENT, newer: undefined });
+        else if (typeof is[key] === 'object' && is[key] !== null)
+          next.push({ path: prefix + key, older: was[key], newer: is[key] });
       }
     }
     for (let i = next.length - 1; i >= 0; i--) stack.push(next[i]);
