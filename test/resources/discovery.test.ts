@@ -1,6 +1,6 @@
 import test from 'ava';
 import { createHash } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { build } from '../helpers/build.ts';
 import { WAIT_DEADLINE_MS, waitFor } from '../helpers/wait.ts';
@@ -320,7 +320,10 @@ test.serial(
     const edited = (await readFile(file, 'utf8'))
       .replace('status: active', 'status: disabled')
       .replaceAll('cloud.example.com', 'evil.example.com');
-    await writeFile(file, edited);
+    // written as an editor that saves by rename does: a busy machine can otherwise show the watcher
+    // the truncated file first, and the answer's ETag then changes twice (CI: 412 on the If-Match)
+    await writeFile(`${file}.edit.tmp`, edited);
+    await rename(`${file}.edit.tmp`, file);
     const drifted = await waitFor(async () => {
       const r = await call(app, { url });
       return r.headers.etag !== before.headers.etag ? r : null;
