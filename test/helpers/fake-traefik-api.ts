@@ -141,6 +141,8 @@ export async function startFakeTraefikApi(): Promise<FakeTraefikApi> {
     const next = start + size < list.length ? String(page + 1) : '1';
     return send(200, list.slice(start, start + size), { 'x-next-page': next });
   });
+  // like Traefik (Go's idle timeout is minutes): Node's 5 s default races the checker's keep-alive reuse
+  server.keepAliveTimeout = 120_000;
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));

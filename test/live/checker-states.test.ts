@@ -56,7 +56,7 @@ test('each state: live, disabled with Traefik errors verbatim, warning, missing,
     const value = await h.live(GRAFANA.id);
     return value.state === 'unknown' ? value : null;
   });
-  t.regex(down.instances[0].errors[0], /Traefik refused the connection/);
+  t.regex(down.instances[0].errors[0], /Traefik (refused|closed) the connection/);
   t.deepEqual(await byState('live'), []);
 });
 

@@ -78,7 +78,8 @@ export class LiveChecker {
   /** a generation came while the settle timer was pending: check again at this time (epoch ms) */
   private settleDue: number | null = null;
   private resourcesEpoch = 0;
-  private routerIndex: { key: string; map: Map<string, string> } | null = null;
+  private routerIndex: { inputs: string; key: string; map: Map<string, string> } | null = null;
+  private routerMaps = 0;
   private overall = new Map<string, LiveState>();
   /** the findings last published, by id */
   private raised = new Map<string, Finding>();
@@ -286,11 +287,14 @@ export class LiveChecker {
     instance.result = { key, reading, states, findings, checkedAt };
   }
 
-  /** Resource id → Traefik router name in the latest document, recomputed when it or the resources change. */
+  /**
+   * Resource id → Traefik router name in the latest document, recomputed when it or the resources
+   * change; its key changes only when the map does (a sync that rewrites nothing keeps it).
+   */
   private routers(latest: ExpectedDocument | null): { key: string; map: Map<string, string> } {
     const mode = this.options.mode();
-    const key = `${latest?.etag ?? ''}:${this.resourcesEpoch}:${mode}`;
-    if (this.routerIndex?.key === key) return this.routerIndex;
+    const inputs = `${latest?.etag ?? ''}:${this.resourcesEpoch}:${mode}`;
+    if (this.routerIndex?.inputs === inputs) return this.routerIndex;
     const map = new Map<string, string>();
     const outcomes = this.window.generation()?.result.resources ?? {};
     if (latest) {
@@ -299,7 +303,9 @@ export class LiveChecker {
         if (name !== null) map.set(resource.id, name);
       }
     }
-    this.routerIndex = { key, map };
+    const previous = this.routerIndex;
+    const same = previous !== null && sameEntries(previous.map, map);
+    this.routerIndex = { inputs, key: same ? previous.key : String(++this.routerMaps), map: same ? previous.map : map };
     return this.routerIndex;
   }
 
@@ -343,4 +349,10 @@ export class LiveChecker {
       if (!current.has(id)) this.options.publish('diagnosis', { finding, action: 'cleared' });
     this.raised = current;
   }
+}
+
+function sameEntries(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [key, value] of a) if (b.get(key) !== value) return false;
+  return true;
 }

@@ -3565,7 +3565,7 @@ export interface paths {
                 query?: {
                     /** @description API token (EventSource cannot set headers); redacted in logs */
                     access_token?: string;
-                    /** @description comma list of event types (object, provider, invalid_file, upstream, job, container, backup); default all */
+                    /** @description comma list of event types (object, provider, invalid_file, upstream, job, container, backup, live, diagnosis); default all */
                     types?: string;
                 };
                 header?: {
@@ -9660,6 +9660,82 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/proxy-config/diagnosis": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What each Traefik instance runs, and the findings that explain a gap (§4.19) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description true: check every Traefik instance now and answer its results */
+                    refresh?: boolean;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            checked_at: string | null;
+                            findings: {
+                                fix: string;
+                                /** @description stable while the finding persists */
+                                id: string;
+                                kind: "traefik_unreachable" | "document_behind" | "plugins_disabled" | "router_disabled" | "middleware_error" | "service_no_servers" | "entrypoint_missing" | "priority_tie" | "keys_dropped" | "version_unknown";
+                                message: string;
+                                middlewares: string[];
+                                resources: string[];
+                                severity: "error" | "warning" | "info";
+                            }[];
+                            instances: {
+                                document: "current" | "behind" | "unknown";
+                                reachable: boolean;
+                                since: string | null;
+                                source: string;
+                                version: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/proxy-config/invalidate": {
         parameters: {
             query?: never;
@@ -11567,6 +11643,8 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                    live?: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
                     page?: number;
                     page_size?: number;
                     /** @description case-insensitive substring of id, name or host */
@@ -11655,6 +11733,21 @@ export interface paths {
                             host: string | null;
                             hosts: string[];
                             id: string;
+                            /** @description what the Traefik instances run for this resource (§4.19); state: the worst instance state */
+                            live: {
+                                checked_at: string | null;
+                                instances: {
+                                    /** @description Traefik's error texts, verbatim */
+                                    errors: string[];
+                                    /** @description the traefik data source */
+                                    source: string;
+                                    /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                    state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                                    traefik_version: string | null;
+                                }[];
+                                /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                            };
                             /** @description priority desc, then id */
                             middlewares: {
                                 id: string;
@@ -11899,6 +11992,21 @@ export interface paths {
                             host: string | null;
                             hosts: string[];
                             id: string;
+                            /** @description what the Traefik instances run for this resource (§4.19); state: the worst instance state */
+                            live: {
+                                checked_at: string | null;
+                                instances: {
+                                    /** @description Traefik's error texts, verbatim */
+                                    errors: string[];
+                                    /** @description the traefik data source */
+                                    source: string;
+                                    /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                    state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                                    traefik_version: string | null;
+                                }[];
+                                /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                            };
                             /** @description priority desc, then id */
                             middlewares: {
                                 id: string;
@@ -12292,6 +12400,21 @@ export interface paths {
                             host: string | null;
                             hosts: string[];
                             id: string;
+                            /** @description what the Traefik instances run for this resource (§4.19); state: the worst instance state */
+                            live: {
+                                checked_at: string | null;
+                                instances: {
+                                    /** @description Traefik's error texts, verbatim */
+                                    errors: string[];
+                                    /** @description the traefik data source */
+                                    source: string;
+                                    /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                    state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                                    traefik_version: string | null;
+                                }[];
+                                /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                            };
                             /** @description priority desc, then id */
                             middlewares: {
                                 id: string;
@@ -12543,6 +12666,21 @@ export interface paths {
                             host: string | null;
                             hosts: string[];
                             id: string;
+                            /** @description what the Traefik instances run for this resource (§4.19); state: the worst instance state */
+                            live: {
+                                checked_at: string | null;
+                                instances: {
+                                    /** @description Traefik's error texts, verbatim */
+                                    errors: string[];
+                                    /** @description the traefik data source */
+                                    source: string;
+                                    /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                    state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                                    traefik_version: string | null;
+                                }[];
+                                /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                            };
                             /** @description priority desc, then id */
                             middlewares: {
                                 id: string;
@@ -12793,6 +12931,21 @@ export interface paths {
                             host: string | null;
                             hosts: string[];
                             id: string;
+                            /** @description what the Traefik instances run for this resource (§4.19); state: the worst instance state */
+                            live: {
+                                checked_at: string | null;
+                                instances: {
+                                    /** @description Traefik's error texts, verbatim */
+                                    errors: string[];
+                                    /** @description the traefik data source */
+                                    source: string;
+                                    /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                    state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                                    traefik_version: string | null;
+                                }[];
+                                /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                            };
                             /** @description priority desc, then id */
                             middlewares: {
                                 id: string;
@@ -13057,6 +13210,21 @@ export interface paths {
                             host: string | null;
                             hosts: string[];
                             id: string;
+                            /** @description what the Traefik instances run for this resource (§4.19); state: the worst instance state */
+                            live: {
+                                checked_at: string | null;
+                                instances: {
+                                    /** @description Traefik's error texts, verbatim */
+                                    errors: string[];
+                                    /** @description the traefik data source */
+                                    source: string;
+                                    /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                    state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                                    traefik_version: string | null;
+                                }[];
+                                /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                            };
                             /** @description priority desc, then id */
                             middlewares: {
                                 id: string;
@@ -13307,6 +13475,21 @@ export interface paths {
                             host: string | null;
                             hosts: string[];
                             id: string;
+                            /** @description what the Traefik instances run for this resource (§4.19); state: the worst instance state */
+                            live: {
+                                checked_at: string | null;
+                                instances: {
+                                    /** @description Traefik's error texts, verbatim */
+                                    errors: string[];
+                                    /** @description the traefik data source */
+                                    source: string;
+                                    /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                    state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                                    traefik_version: string | null;
+                                }[];
+                                /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                            };
                             /** @description priority desc, then id */
                             middlewares: {
                                 id: string;
@@ -13561,6 +13744,21 @@ export interface paths {
                             host: string | null;
                             hosts: string[];
                             id: string;
+                            /** @description what the Traefik instances run for this resource (§4.19); state: the worst instance state */
+                            live: {
+                                checked_at: string | null;
+                                instances: {
+                                    /** @description Traefik's error texts, verbatim */
+                                    errors: string[];
+                                    /** @description the traefik data source */
+                                    source: string;
+                                    /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                    state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                                    traefik_version: string | null;
+                                }[];
+                                /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                            };
                             /** @description priority desc, then id */
                             middlewares: {
                                 id: string;
@@ -13816,6 +14014,21 @@ export interface paths {
                             host: string | null;
                             hosts: string[];
                             id: string;
+                            /** @description what the Traefik instances run for this resource (§4.19); state: the worst instance state */
+                            live: {
+                                checked_at: string | null;
+                                instances: {
+                                    /** @description Traefik's error texts, verbatim */
+                                    errors: string[];
+                                    /** @description the traefik data source */
+                                    source: string;
+                                    /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                    state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                                    traefik_version: string | null;
+                                }[];
+                                /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                            };
                             /** @description priority desc, then id */
                             middlewares: {
                                 id: string;
@@ -14206,6 +14419,21 @@ export interface paths {
                             host: string | null;
                             hosts: string[];
                             id: string;
+                            /** @description what the Traefik instances run for this resource (§4.19); state: the worst instance state */
+                            live: {
+                                checked_at: string | null;
+                                instances: {
+                                    /** @description Traefik's error texts, verbatim */
+                                    errors: string[];
+                                    /** @description the traefik data source */
+                                    source: string;
+                                    /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                    state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                                    traefik_version: string | null;
+                                }[];
+                                /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                            };
                             /** @description priority desc, then id */
                             middlewares: {
                                 id: string;
@@ -14605,6 +14833,21 @@ export interface paths {
                             host: string | null;
                             hosts: string[];
                             id: string;
+                            /** @description what the Traefik instances run for this resource (§4.19); state: the worst instance state */
+                            live: {
+                                checked_at: string | null;
+                                instances: {
+                                    /** @description Traefik's error texts, verbatim */
+                                    errors: string[];
+                                    /** @description the traefik data source */
+                                    source: string;
+                                    /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                    state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                                    traefik_version: string | null;
+                                }[];
+                                /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                            };
                             /** @description priority desc, then id */
                             middlewares: {
                                 id: string;
@@ -15009,6 +15252,21 @@ export interface paths {
                             host: string | null;
                             hosts: string[];
                             id: string;
+                            /** @description what the Traefik instances run for this resource (§4.19); state: the worst instance state */
+                            live: {
+                                checked_at: string | null;
+                                instances: {
+                                    /** @description Traefik's error texts, verbatim */
+                                    errors: string[];
+                                    /** @description the traefik data source */
+                                    source: string;
+                                    /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                    state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                                    traefik_version: string | null;
+                                }[];
+                                /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                            };
                             /** @description priority desc, then id */
                             middlewares: {
                                 id: string;
@@ -15416,6 +15674,21 @@ export interface paths {
                             host: string | null;
                             hosts: string[];
                             id: string;
+                            /** @description what the Traefik instances run for this resource (§4.19); state: the worst instance state */
+                            live: {
+                                checked_at: string | null;
+                                instances: {
+                                    /** @description Traefik's error texts, verbatim */
+                                    errors: string[];
+                                    /** @description the traefik data source */
+                                    source: string;
+                                    /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                    state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                                    traefik_version: string | null;
+                                }[];
+                                /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                            };
                             /** @description priority desc, then id */
                             middlewares: {
                                 id: string;
