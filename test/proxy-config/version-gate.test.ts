@@ -171,3 +171,105 @@ test('the table: every entry has a source, a parsable version or null, and is fo
     [null],
   );
 });
+
+/** Keys of 3.1 to 3.7 found by probing the release binaries (model/traefik-versions.ts). */
+function probedDocument(): JsonObject {
+  return {
+    http: {
+      routers: {
+        app: {
+          rule: 'Host(`app.test`)',
+          service: 'app',
+          observability: { tracing: false, traceVerbosity: 'detailed' },
+        },
+      },
+      services: {
+        app: {
+          loadBalancer: {
+            servers: [{ url: 'http://10.0.0.1:80', preservePath: true }],
+            strategy: 'p2c',
+            sticky: { cookie: { name: 'lb', path: '/app', domain: 'app.test' } },
+            healthCheck: { path: '/health', unhealthyInterval: '5s' },
+          },
+        },
+      },
+      middlewares: {
+        csp: { headers: { frameDeny: true, contentSecurityPolicyReportOnly: "default-src 'self'" } },
+        zip: { compress: { minResponseBodyBytes: 1024, encodings: ['zstd', 'gzip'] } },
+        enc: { encodedCharacters: { allowEncodedSlash: true } },
+      },
+      serversTransports: { strict: { serverName: 'app.test', minVersion: 'VersionTLS12' } },
+    },
+    tcp: { serversTransports: { pp: { dialTimeout: '5s', proxyProtocol: { version: 2 } } } },
+    tls: { options: { modern: { minVersion: 'VersionTLS13', disableSessionTickets: true } } },
+  };
+}
+
+const droppedKeys = (version: string): string[] =>
+  new VersionGate()
+    .apply(probedDocument(), version)
+    .dropped.map((d) => `${d.path} ${d.key} ${d.min_version}`)
+    .sort();
+
+test('keys probed in 3.1-3.7: Traefik 3.0.4 loses them all (a new middleware type with its middleware)', (t) => {
+  t.deepEqual(
+    droppedKeys('3.0.4'),
+    [
+      '/http/middlewares/csp/headers contentSecurityPolicyReportOnly 3.1.0',
+      '/http/middlewares/enc encodedCharacters 3.7.0',
+      '/http/middlewares/zip/compress encodings 3.2.0',
+      '/http/routers/app observability 3.3.0',
+      '/http/services/app/loadBalancer strategy 3.4.0',
+      '/http/services/app/loadBalancer/healthCheck unhealthyInterval 3.5.0',
+      '/http/services/app/loadBalancer/servers/0 preservePath 3.2.0',
+      '/http/services/app/loadBalancer/sticky/cookie domain 3.4.0',
+      '/http/services/app/loadBalancer/sticky/cookie path 3.3.0',
+      '/http/serversTransports/strict minVersion 3.7.0',
+      '/tcp/serversTransports/pp proxyProtocol 3.5.2',
+      '/tls/options/modern disableSessionTickets 3.4.0',
+    ].sort(),
+  );
+  const { config } = new VersionGate().apply(probedDocument(), '3.0.4');
+  t.deepEqual(at(config, 'http', 'routers', 'app'), { rule: 'Host(`app.test`)', service: 'app' });
+  t.deepEqual(at(config, 'http', 'services', 'app', 'loadBalancer'), {
+    servers: [{ url: 'http://10.0.0.1:80' }],
+    sticky: { cookie: { name: 'lb' } },
+    healthCheck: { path: '/health' },
+  });
+  // the encodedCharacters middleware is left empty, so it goes: Traefik refuses an empty middleware
+  t.deepEqual(Object.keys(at(config, 'http', 'middlewares') as object), ['csp', 'zip']);
+  t.deepEqual(at(config, 'tls', 'options', 'modern'), { minVersion: 'VersionTLS13' });
+});
+
+test('keys probed in 3.1-3.7: Traefik 3.3.2 keeps the 3.1-3.3 ones, 3.5.3 the 3.4/3.5 ones, 3.7.15 all', (t) => {
+  t.deepEqual(
+    droppedKeys('3.3.2'),
+    [
+      '/http/middlewares/enc encodedCharacters 3.7.0',
+      '/http/routers/app/observability traceVerbosity 3.5.0',
+      '/http/services/app/loadBalancer strategy 3.4.0',
+      '/http/services/app/loadBalancer/healthCheck unhealthyInterval 3.5.0',
+      '/http/services/app/loadBalancer/sticky/cookie domain 3.4.0',
+      '/http/serversTransports/strict minVersion 3.7.0',
+      '/tcp/serversTransports/pp proxyProtocol 3.5.2',
+      '/tls/options/modern disableSessionTickets 3.4.0',
+    ].sort(),
+  );
+  // proxyProtocol on a TCP serversTransport came with the patch release 3.5.2
+  t.deepEqual(
+    droppedKeys('3.5.1'),
+    [
+      '/http/middlewares/enc encodedCharacters 3.7.0',
+      '/http/serversTransports/strict minVersion 3.7.0',
+      '/tcp/serversTransports/pp proxyProtocol 3.5.2',
+    ].sort(),
+  );
+  t.deepEqual(
+    droppedKeys('3.5.3'),
+    ['/http/middlewares/enc encodedCharacters 3.7.0', '/http/serversTransports/strict minVersion 3.7.0'].sort(),
+  );
+  const original = probedDocument();
+  const recent = new VersionGate().apply(original, 'v3.7.15');
+  t.deepEqual(recent.dropped, []);
+  t.is(recent.config, original, 'nothing to drop: the document itself');
+});
