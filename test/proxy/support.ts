@@ -33,6 +33,8 @@ export async function buildFor(
       // the version gate (G14) reads /api/version from the explorer source in the background unless
       // the version is set: these tests count the requests the explorer itself sends
       proxy: { traefik_version: '3.7.15', ...(options.config?.proxy as Record<string, unknown> | undefined) },
+      // the live checker (§4.19) reads every Traefik list 10 s after a generation: not during these tests
+      live: { settle_s: 3600, interval_s: 86_400, ...(options.config?.live as Record<string, unknown> | undefined) },
     },
   });
   // the fake runs in this process: on a loaded CI machine (Docker and CrowdSec tests beside it) its
