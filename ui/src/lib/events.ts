@@ -7,7 +7,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import type { Job } from '../api/types';
 import { currentToken } from './token';
 
-export type LiveEventType = 'object' | 'provider' | 'invalid_file' | 'upstream' | 'job' | 'container' | 'backup' | 'reset';
+export type LiveEventType = 'object' | 'provider' | 'invalid_file' | 'upstream' | 'job' | 'container' | 'backup' | 'live' | 'diagnosis' | 'reset';
 export interface LiveEvent {
   type: LiveEventType;
   data: Record<string, unknown>;
@@ -20,7 +20,8 @@ export function jobOf(event: LiveEvent): Job | null {
   return event.type === 'job' && typeof event.data.id === 'string' ? (event.data as unknown as Job) : null;
 }
 
-const TYPES: LiveEventType[] = ['object', 'provider', 'invalid_file', 'upstream', 'job', 'container', 'backup', 'reset'];
+// `live` {resource, state, previous} and `diagnosis` {finding, action}: what Traefik runs (§4.19)
+const TYPES: LiveEventType[] = ['object', 'provider', 'invalid_file', 'upstream', 'job', 'container', 'backup', 'live', 'diagnosis', 'reset'];
 const listeners = new Set<Listener>();
 const stateListeners = new Set<(state: string) => void>();
 let source: EventSource | null = null;

@@ -1,4 +1,4 @@
-/** Dashboard: upstream health, provider status (ETag, last generation), invalid files with file:line, counts. */
+/** Dashboard: upstream health, provider status (ETag, last generation), invalid files with file:line, what Traefik runs (diagnosis), counts. */
 import { api, unwrap } from '../api/client';
 import type { ConfigStatus, Health, HealthCheck } from '../api/types';
 import { ErrorBox, Loading, PageHeader, StatusBadge, when } from '../components/ui';
@@ -6,6 +6,7 @@ import { useAsync } from '../lib/use-async';
 import { useLiveReload } from '../lib/events';
 import { useSession, canWrite } from '../lib/session';
 import { useState } from 'preact/hooks';
+import { DiagnosisPanel } from './dashboard/diagnosis-panel';
 
 /** Health and config status answer 503 with their full body when something fails: show it, not just the error. */
 async function loadHealth(): Promise<Health> {
@@ -198,6 +199,7 @@ export default function Dashboard() {
           </ul>
         </div>
       )}
+      <DiagnosisPanel />
       <h2>Objects</h2>
       <ErrorBox error={counts.error} />
       {counts.data && (

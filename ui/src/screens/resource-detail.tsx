@@ -1,4 +1,4 @@
-/** Resource detail: tabs for middlewares (ordered by priority), service, the seven router options, the effective router. */
+/** Resource detail: tabs for middlewares (ordered by priority), service, the seven router options, the effective router, and what Traefik runs. */
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
 import type { Resource } from '../api/types';
@@ -10,18 +10,23 @@ import { MiddlewaresTab } from './resource/middlewares-tab';
 import { ServiceTab } from './resource/service-tab';
 import { RouterOptionsTab } from './resource/router-options-tab';
 import { EffectiveTab } from './resource/effective-tab';
+import { LiveTab } from './resource/live-tab';
+import { LiveBadge } from '../components/live-badge';
 import { canWrite, useSession } from '../lib/session';
 import { navigate } from '../lib/router';
 
-type Tab = 'middlewares' | 'service' | 'options' | 'effective';
+type Tab = 'middlewares' | 'service' | 'options' | 'effective' | 'live';
 
 export default function ResourceDetail({ params }: ScreenProps) {
   const id = params.id;
   const { session } = useSession();
   const [tab, setTab] = useState<Tab>('middlewares');
   const [deleteError, setDeleteError] = useState<unknown>(null);
-  const resource = useAsync(() => unwrap(api.GET('/api/resources/{id}', { params: { path: { id } } })), [id]);
+  // no-store: the resource's ETag follows its stored settings, not its `live` state (§4.19), so a
+  // revalidation answered 304 would show the state Traefik had when the page was first loaded
+  const resource = useAsync(() => unwrap(api.GET('/api/resources/{id}', { params: { path: { id } }, cache: 'no-store' })), [id]);
   useLiveReload((e) => e.type === 'object' && ((e.data.collection === 'resources' && e.data.id === id) || e.data.collection === 'middlewares' || e.data.collection === 'services'), resource.reload);
+  useLiveReload((e) => e.type === 'live' && e.data.resource === id, resource.reload);
   const r = resource.data;
   const writable = canWrite(session) && r?.status === 'active';
   /** Sub-tabs hand back the updated resource, so the page never shows stale data after a write. */
@@ -62,6 +67,10 @@ export default function ResourceDetail({ params }: ScreenProps) {
               <dd>
                 <StatusBadge status={r.status} /> {r.missing_since && <span class="muted">missing since {when(r.missing_since)}</span>}
               </dd>
+              <dt>In Traefik</dt>
+              <dd>
+                <LiveBadge live={r.live} />
+              </dd>
               <dt>Router</dt>
               <dd>
                 <code>{r.router}</code> ({r.source})
@@ -92,6 +101,7 @@ export default function ResourceDetail({ params }: ScreenProps) {
               ['service', 'Service'],
               ['options', 'Router options'],
               ['effective', 'Effective router'],
+              ['live', 'Live in Traefik'],
             ]}
             current={tab}
             onChange={setTab}
@@ -100,6 +110,7 @@ export default function ResourceDetail({ params }: ScreenProps) {
           {tab === 'service' && <ServiceTab resource={r} writable={writable} onChange={onChange} />}
           {tab === 'options' && <RouterOptionsTab resource={r} writable={writable} onChange={onChange} />}
           {tab === 'effective' && <EffectiveTab resource={r} />}
+          {tab === 'live' && <LiveTab resource={r} />}
         </>
       )}
     </>

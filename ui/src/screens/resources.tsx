@@ -1,10 +1,16 @@
-/** Resources: search by id/name/host, filter by status and source; each row opens the detail page. */
+/**
+ * Resources: search by id/name/host, filter by status, source and state in Traefik (§4.19); each row
+ * opens the detail page. The Traefik column follows `live` events, so a router Traefik refuses shows
+ * without a reload.
+ */
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
 import { Empty, ErrorBox, Loading, PageHeader, StatusBadge, Field } from '../components/ui';
 import { DataTable } from '../components/data-table';
 import { useAsync } from '../lib/use-async';
 import { objectsOf, useLiveReload } from '../lib/events';
+import { LIVE_STATES, type LiveState } from '../api/live';
+import { LiveBadge } from '../components/live-badge';
 
 type StatusFilter = 'all' | 'active' | 'disabled';
 
@@ -12,11 +18,14 @@ export default function Resources() {
   const [q, setQ] = useState('');
   const [status, setStatus] = useState<StatusFilter>('all');
   const [source, setSource] = useState<'' | 'pangolin' | 'traefik'>('');
+  const [live, setLive] = useState<'' | LiveState>('');
   const list = useAsync(
-    () => unwrap(api.GET('/api/resources', { params: { query: { status, ...(q ? { q } : {}), ...(source ? { source } : {}) } } })),
-    [q, status, source],
+    () => unwrap(api.GET('/api/resources', { params: { query: { status, ...(q ? { q } : {}), ...(source ? { source } : {}), ...(live ? { live } : {}) } } })),
+    [q, status, source, live],
   );
   useLiveReload(objectsOf('resources', 'middlewares'), list.reload);
+  // a check changes many states at once: the events of one check coalesce into one reload
+  useLiveReload((e) => e.type === 'live', list.reload);
   return (
     <>
       <PageHeader title="Resources" />
@@ -36,6 +45,16 @@ export default function Resources() {
             <option value="">any</option>
             <option value="pangolin">pangolin</option>
             <option value="traefik">traefik</option>
+          </select>
+        </Field>
+        <Field label="In Traefik">
+          <select name="live" value={live} onChange={(e) => setLive(e.currentTarget.value as typeof live)}>
+            <option value="">any</option>
+            {LIVE_STATES.map((state) => (
+              <option key={state} value={state}>
+                {state}
+              </option>
+            ))}
           </select>
         </Field>
       </div>
@@ -59,6 +78,7 @@ export default function Resources() {
             },
             { title: 'Host', cell: (resource) => resource.host ?? '–' },
             { title: 'Status', cell: (resource) => <StatusBadge status={resource.status} /> },
+            { title: 'Traefik', cell: (resource) => <LiveBadge live={resource.live} /> },
             { title: 'Middlewares', cell: (resource) => resource.middlewares.map((m) => m.id).concat(resource.external_middlewares.map((m) => m.name)).join(', ') || '–' },
             { title: 'Service', cell: (resource) => resource.service_id ?? <span class="muted">{resource.upstream_service}</span> },
           ]}
