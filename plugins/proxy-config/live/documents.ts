@@ -1,7 +1,10 @@
 /**
- * The documents a Traefik may be running (API.md §4.19): every generation of the default document of
- * the last `live.settle_s`×3 seconds plus the latest, each turned into an ExpectedDocument once (its
- * router digests are computed at generation, never per check).
+ * The documents a Traefik may be running (API.md §4.19): the latest generation of the default
+ * document plus every one that was still the latest at some time in the last `live.settle_s`×3
+ * seconds, each turned into an ExpectedDocument once (its router digests are computed at
+ * generation, never per check). Ages count from when a document stopped being the latest, not from
+ * when it was generated: a document generated an hour ago and replaced a second ago is what a
+ * Traefik polling every few seconds still runs, and rightly so.
  */
 import { expectDocument, type ExpectedDocument } from '../../../model/live/compare.ts';
 import type { DroppedKey } from '../version-gate.ts';
@@ -16,9 +19,15 @@ export interface GenerationLike {
   result: { resources: Record<string, { emitted: boolean }> };
 }
 
+/** A kept document and when a newer generation replaced it (epoch ms; null while it is the latest). */
+interface Kept {
+  doc: ExpectedDocument;
+  supersededAt: number | null;
+}
+
 export class DocumentWindow {
   /** oldest first; the last one is the latest generation */
-  private documents: ExpectedDocument[] = [];
+  private documents: Kept[] = [];
   private latestGeneration: GenerationLike | null = null;
 
   constructor(private readonly settleMs: number) {}
@@ -27,8 +36,12 @@ export class DocumentWindow {
   add(generation: GenerationLike, nowMs: number): void {
     this.latestGeneration = generation;
     const last = this.documents.at(-1);
-    if (last?.etag === generation.json.etag) return;
-    this.documents.push(expectDocument(generation.served, generation.json.etag, Date.parse(generation.generatedAt)));
+    if (last?.doc.etag === generation.json.etag) return;
+    if (last) last.supersededAt = nowMs;
+    this.documents.push({
+      doc: expectDocument(generation.served, generation.json.etag, Date.parse(generation.generatedAt)),
+      supersededAt: null,
+    });
     this.prune(nowMs);
   }
 
@@ -38,25 +51,36 @@ export class DocumentWindow {
   }
 
   latest(): ExpectedDocument | null {
-    return this.documents.at(-1) ?? null;
+    return this.documents.at(-1)?.doc ?? null;
   }
 
-  /** Documents whose run counts as `current`: those of the last settle×3 seconds plus the latest, newest first. */
+  /**
+   * Documents whose run counts as `current`: the latest plus those superseded less than settle×3
+   * seconds ago, newest first.
+   */
   kept(nowMs: number): ExpectedDocument[] {
     this.prune(nowMs);
-    return [...this.documents].reverse();
+    return this.documents.map((kept) => kept.doc).reverse();
   }
 
-  /** Documents an instance may run without being `outdated`: the latest plus those still within the settle time. */
+  /**
+   * Documents an instance may run without being `outdated`: the latest plus those superseded less
+   * than the settle time ago, newest first.
+   */
   accepted(nowMs: number): ExpectedDocument[] {
-    const latest = this.latest();
-    if (!latest) return [];
-    return this.kept(nowMs).filter((doc) => doc === latest || nowMs - doc.generated_at < this.settleMs);
+    this.prune(nowMs);
+    const accepted: ExpectedDocument[] = [];
+    for (let i = this.documents.length - 1; i >= 0; i--) {
+      const { doc, supersededAt } = this.documents[i];
+      if (supersededAt === null || nowMs - supersededAt < this.settleMs) accepted.push(doc);
+    }
+    return accepted;
   }
 
   private prune(nowMs: number): void {
-    const keepFrom = nowMs - this.settleMs * 3;
-    const latest = this.documents.at(-1);
-    this.documents = this.documents.filter((doc) => doc === latest || doc.generated_at >= keepFrom);
+    const keepMs = this.settleMs * 3;
+    this.documents = this.documents.filter(
+      ({ supersededAt }) => supersededAt === null || nowMs - supersededAt < keepMs,
+    );
   }
 }
