@@ -7,7 +7,9 @@
  * all three open pages update through GET /api/events, without a reload.
  */
 import type { Page } from 'playwright-core';
-import { assertClean, uiTest } from './browser.ts';
+import path from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { ARTIFACTS, assertClean, uiTest } from './browser.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { startFakeTraefikApi, type FakeTraefikApi } from '../helpers/fake-traefik-api.ts';
 
@@ -80,6 +82,8 @@ uiTest(
     const tooltip = (await badge.getAttribute('title')) ?? '';
     t.true(tooltip.includes(`traefik: disabled — ${REFUSAL}`), tooltip);
     t.true((await page.locator('tr[data-resource]').count()) > 1, 'the unfiltered list holds every resource');
+    await mkdir(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'live-resources.png'), fullPage: true });
 
     // the filter asks the server for ?live=disabled and shows only that resource
     const filtered = page.waitForRequest((request) => new URL(request.url()).searchParams.get('live') === 'disabled');
@@ -109,6 +113,7 @@ uiTest(
     t.is(await instance.getAttribute('data-state'), 'disabled');
     t.is(await instance.locator('.traefik-error').innerText(), REFUSAL);
     t.regex(await instance.innerText(), /3\.7\.15/);
+    await detail.page.screenshot({ path: path.join(ARTIFACTS, 'live-resource-tab.png'), fullPage: true });
     t.not(await detail.page.locator('#live-in-traefik [data-checked-at]').getAttribute('data-checked-at'), '');
 
     // the dashboard: the instance runs our document; the finding about the resource, with its fix
@@ -127,6 +132,7 @@ uiTest(
     await row.waitFor();
     t.is(await row.getAttribute('data-document'), diagnosis.instances[0].document);
     t.regex(await row.innerText(), /3\.7\.15/);
+    await dashboard.page.screenshot({ path: path.join(ARTIFACTS, 'live-diagnosis.png'), fullPage: true });
 
     // Traefik runs the router again: the three open pages follow the events, without a reload
     for (const open of [page, detail.page, dashboard.page]) await mark(open);
