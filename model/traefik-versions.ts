@@ -330,6 +330,22 @@ export function undecodable(entry: VersionedKey, version: Version | null): boole
   return compareVersions(version, parseVersion(entry.since)!) < 0;
 }
 
+/**
+ * Objects Traefik decodes when empty (its `allowEmpty` fields: the tags of pkg/config/dynamic at
+ * v3.7.13; Traefik 3.0.4 decodes each of these as `{}`), among those the gate can empty. The gate
+ * keeps such an object when it drops its only key (`compress: {encodings}` for Traefik 3.1 stays
+ * `compress: {}`, a sticky cookie with only `path` stays `cookie: {}`), where any other emptied
+ * object goes (Traefik 3.0.4: "ipStrategy cannot be a standalone element" inside `sourceCriterion`).
+ */
+export const EMPTY_DECODED: readonly string[] = [
+  'http.middlewares.*.compress',
+  'http.middlewares.*.ipAllowList.ipStrategy',
+  'http.middlewares.*.ipWhiteList.ipStrategy',
+  'http.services.*.loadBalancer.sticky',
+  'http.services.*.loadBalancer.sticky.cookie',
+  'http.services.*.weighted.sticky.cookie',
+];
+
 /** The table as a tree over path segments, walked alongside a document. */
 export interface KeyNode {
   /** keys gated on the object at this node */
@@ -339,9 +355,18 @@ export interface KeyNode {
   keyList: [string, VersionedKey][];
   childList: [string, KeyNode][];
   any: KeyNode | undefined;
+  /** Traefik decodes the object at this node when empty (EMPTY_DECODED): the gate keeps it so */
+  keepEmpty: boolean;
 }
 
-const newNode = (): KeyNode => ({ keys: new Map(), children: new Map(), keyList: [], childList: [], any: undefined });
+const newNode = (): KeyNode => ({
+  keys: new Map(),
+  children: new Map(),
+  keyList: [],
+  childList: [],
+  any: undefined,
+  keepEmpty: false,
+});
 
 function freeze(node: KeyNode): void {
   node.keyList = [...node.keys];
@@ -350,7 +375,10 @@ function freeze(node: KeyNode): void {
   for (const child of node.children.values()) freeze(child);
 }
 
-export function keyTree(entries: readonly VersionedKey[] = VERSIONED_KEYS): KeyNode {
+export function keyTree(
+  entries: readonly VersionedKey[] = VERSIONED_KEYS,
+  emptyDecoded: readonly string[] = EMPTY_DECODED,
+): KeyNode {
   const root = newNode();
   for (const entry of entries) {
     let node = root;
@@ -360,6 +388,11 @@ export function keyTree(entries: readonly VersionedKey[] = VERSIONED_KEYS): KeyN
       node = child;
     }
     node.keys.set(entry.key, entry);
+  }
+  // only nodes the table has: the gate never empties an object elsewhere
+  for (const path of emptyDecoded) {
+    const node = nodeAt(path.split('.'), root);
+    if (node) node.keepEmpty = true;
   }
   freeze(root);
   return root;

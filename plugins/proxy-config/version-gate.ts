@@ -26,7 +26,10 @@ export interface GatedDocument {
   dropped: DroppedKey[];
 }
 
-/** Returned by the walk for an object left empty: Traefik refuses empty objects too, so it goes. */
+/**
+ * Returned by the walk for an object left empty: Traefik refuses most empty objects too, so it goes
+ * (those it decodes empty, EMPTY_DECODED in model/traefik-versions.ts, stay).
+ */
 const REMOVE = Symbol('remove');
 
 const escape = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
@@ -94,7 +97,7 @@ export class VersionGate {
       }
     }
     if (out === null) return object;
-    return Object.keys(out).length === 0 ? REMOVE : out;
+    return Object.keys(out).length === 0 && !node.keepEmpty ? REMOVE : out;
   }
 
   /** Strips `object[key]`; returns the copy of `object` (made on the first change) or null. */

@@ -273,3 +273,30 @@ test('keys probed in 3.1-3.7: Traefik 3.3.2 keeps the 3.1-3.3 ones, 3.5.3 the 3.
   t.deepEqual(recent.dropped, []);
   t.is(recent.config, original, 'nothing to drop: the document itself');
 });
+
+test('an object Traefik decodes empty stays when its only key is dropped; any other emptied object goes', (t) => {
+  const original: JsonObject = {
+    http: {
+      services: {
+        app: { loadBalancer: { servers: [server], sticky: { cookie: { path: '/app', domain: 'app.test' } } } },
+      },
+      middlewares: {
+        zip: { compress: { encodings: ['zstd'] } },
+        allow: { ipAllowList: { sourceRange: ['10.0.0.0/8'], ipStrategy: { ipv6Subnet: 64 } } },
+        limit: { rateLimit: { average: 10, sourceCriterion: { ipStrategy: { ipv6Subnet: 64 } } } },
+      },
+    },
+  };
+  const { config, dropped } = new VersionGate().apply(original, '3.0.4');
+  t.is(dropped.length, 5);
+  // Traefik 3.0.4 decodes compress {}, sticky cookie {} and ipAllowList ipStrategy {} (allowEmpty):
+  // dropping them whole would lose the middleware (its routers then fail) or the sticky sessions
+  t.deepEqual(at(config, 'http', 'middlewares', 'zip'), { compress: {} });
+  t.deepEqual(at(config, 'http', 'services', 'app', 'loadBalancer', 'sticky'), { cookie: {} });
+  t.deepEqual(at(config, 'http', 'middlewares', 'allow', 'ipAllowList'), {
+    sourceRange: ['10.0.0.0/8'],
+    ipStrategy: {},
+  });
+  // "ipStrategy cannot be a standalone element" inside sourceCriterion: it goes, and its emptied parent
+  t.deepEqual(at(config, 'http', 'middlewares', 'limit'), { rateLimit: { average: 10 } });
+});
