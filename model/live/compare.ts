@@ -15,6 +15,22 @@ export interface ExpectedRouter {
   digest: string;
   /** which optional fields `digest` holds (FIELD_* bits); Traefik's router is digested with the same */
   fields?: number;
+  /** the digest's values one by one, so a Traefik router is compared without building its digest */
+  values?: RouterValues;
+}
+
+/** Normalized values of what we emit (service and middlewares qualified, entry points as a sorted set). */
+export interface RouterValues {
+  rule: string;
+  service: string;
+  middlewares: string[];
+  /** '' when not compared */
+  priority: string;
+  entryPoints: string;
+  tls: boolean;
+  certResolver: string;
+  options: string;
+  domains: string;
 }
 
 export interface ExpectedDocument {
@@ -26,7 +42,25 @@ export interface ExpectedDocument {
   config: JsonObject;
   /** by full name, every router of config.http.routers */
   routers: Map<string, ExpectedRouter>;
+  /**
+   * Full names (`<key>@http`) of the document's other objects, by list (`http.middlewares`,
+   * `http.services`, `tcp.routers`, …): Traefik's API lists every configured middleware and service,
+   * used or not, so these tell documents apart that differ in no router. Absent: not compared.
+   */
+  objects?: Map<ObjectList, Set<string>>;
 }
+
+/** The lists of Traefik's API, besides the HTTP routers, that runsDocument compares by name. */
+export const OBJECT_LISTS = [
+  ['http', 'middlewares'],
+  ['http', 'services'],
+  ['tcp', 'routers'],
+  ['tcp', 'services'],
+  ['tcp', 'middlewares'],
+  ['udp', 'routers'],
+  ['udp', 'services'],
+] as const;
+export type ObjectList = `${(typeof OBJECT_LISTS)[number][0]}.${(typeof OBJECT_LISTS)[number][1]}`;
 
 /** The error of a resource whose router is not in the served document (state `unknown`). */
 export const NOT_IN_DOCUMENT = 'not in the served document';
@@ -58,6 +92,9 @@ function priorityText(value: unknown): string {
     return Number.isInteger(value) ? BigInt(value).toString() : String(value);
   }
   if (typeof value === 'string') {
+    // the usual case (Traefik's priorityStr): digits without a leading zero
+    const first = value.charCodeAt(0);
+    if (first >= 49 && first <= 57 && /^\d+$/.test(value)) return value;
     const trimmed = value.trim();
     return trimmed === '' || /^-?0+$/.test(trimmed) ? '' : trimmed.replace(/^(-?)0+(?=\d)/, '$1');
   }
@@ -102,7 +139,7 @@ function routerParts(router: Record<string, unknown>, fields: number, traefik: b
     parts.push(['priority', priorityText(priority)]);
   }
   if (fields & FIELD_ENTRY_POINTS) {
-    parts.push(['entryPoints', [...new Set(listOf(router.entryPoints))].sort().join(ITEM_SEPARATOR)]);
+    parts.push(['entryPoints', entryPointsText(router.entryPoints)]);
   }
   const tls = router.tls;
   parts.push(['tls', isObject(tls) ? 'on' : 'off']);
@@ -114,20 +151,117 @@ function routerParts(router: Record<string, unknown>, fields: number, traefik: b
   return parts;
 }
 
-function digestOf(parts: Array<[string, string]>): string {
-  let digest = '';
-  for (const [, value] of parts) digest += value + FIELD_SEPARATOR;
+/** Entry points as a set: sorted, without duplicates. */
+function entryPointsText(value: unknown): string {
+  const list = listOf(value);
+  return list.length === 1 ? list[0] : [...new Set(list)].sort().join(ITEM_SEPARATOR);
+}
+
+/**
+ * The digest of `router` restricted to `fields`: the values of routerParts, built straight into one
+ * string (this runs for every router of every reading; routerParts only for outdated ones).
+ */
+function digestOf(router: Record<string, unknown>, fields: number, traefik: boolean): string {
+  let digest = text(router.rule) + FIELD_SEPARATOR + qualify(text(router.service)) + FIELD_SEPARATOR;
+  const middlewares = router.middlewares;
+  if (Array.isArray(middlewares)) {
+    for (let i = 0; i < middlewares.length; i++) {
+      if (typeof middlewares[i] !== 'string') continue;
+      digest += (i === 0 ? '' : ITEM_SEPARATOR) + qualify(middlewares[i]);
+    }
+  }
+  digest += FIELD_SEPARATOR;
+  if (fields & FIELD_PRIORITY) {
+    const priority = traefik && typeof router.priorityStr === 'string' ? router.priorityStr : router.priority;
+    digest += priorityText(priority) + FIELD_SEPARATOR;
+  }
+  if (fields & FIELD_ENTRY_POINTS) digest += entryPointsText(router.entryPoints) + FIELD_SEPARATOR;
+  const tls = router.tls;
+  if (!isObject(tls)) return digest + 'off' + FIELD_SEPARATOR;
+  digest += 'on' + FIELD_SEPARATOR;
+  if (fields & FIELD_TLS_RESOLVER) digest += text(tls.certResolver) + FIELD_SEPARATOR;
+  if (fields & FIELD_TLS_OPTIONS) digest += (text(tls.options) || 'default') + FIELD_SEPARATOR;
+  if (fields & FIELD_TLS_DOMAINS) digest += domainsText(tls.domains) + FIELD_SEPARATOR;
   return digest;
 }
 
 /** Traefik's router digested with the fields `expected` sets. */
 export function traefikDigest(router: TraefikObject, expected: ExpectedRouter): string {
-  return digestOf(routerParts(router, expected.fields ?? 0, true));
+  return digestOf(router, expected.fields ?? 0, true);
+}
+
+function valuesOf(router: Record<string, unknown>): RouterValues {
+  const tls = isObject(router.tls) ? router.tls : null;
+  return {
+    rule: text(router.rule),
+    service: qualify(text(router.service)),
+    middlewares: listOf(router.middlewares).map(qualify),
+    priority: priorityText(router.priority),
+    entryPoints: entryPointsText(router.entryPoints),
+    tls: tls !== null,
+    certResolver: text(tls?.certResolver),
+    options: text(tls?.options) || 'default',
+    domains: domainsText(tls?.domains),
+  };
+}
+
+/** `reference` as Traefik lists it names `qualified` (ours, qualified): no string is built. */
+function sameReference(reference: unknown, qualified: string): boolean {
+  if (typeof reference !== 'string') return false;
+  if (reference === qualified) return true;
+  return (
+    qualified.length === reference.length + 5 &&
+    qualified.endsWith('@http') &&
+    qualified.startsWith(reference) &&
+    !reference.includes('@')
+  );
+}
+
+/**
+ * Whether Traefik's router equals what we emit (the same test as comparing digests, field by field
+ * without allocating: this runs for every router of every reading).
+ */
+export function matchesExpected(router: TraefikObject, expected: ExpectedRouter): boolean {
+  const want = expected.values;
+  if (!want) return traefikDigest(router, expected) === expected.digest;
+  const fields = expected.fields ?? 0;
+  if (text(router.rule) !== want.rule || !sameReference(router.service ?? '', want.service)) return false;
+  const middlewares = Array.isArray(router.middlewares) ? router.middlewares : [];
+  if (middlewares.length !== want.middlewares.length) return false;
+  for (let i = 0; i < middlewares.length; i++) if (!sameReference(middlewares[i], want.middlewares[i])) return false;
+  if (fields & FIELD_PRIORITY) {
+    const priority = typeof router.priorityStr === 'string' ? router.priorityStr : router.priority;
+    if (priorityText(priority) !== want.priority) return false;
+  }
+  if (fields & FIELD_ENTRY_POINTS && entryPointsText(router.entryPoints) !== want.entryPoints) return false;
+  const tls = router.tls;
+  if (isObject(tls) !== want.tls) return false;
+  if (!isObject(tls)) return true;
+  if (fields & FIELD_TLS_RESOLVER && text(tls.certResolver) !== want.certResolver) return false;
+  if (fields & FIELD_TLS_OPTIONS && (text(tls.options) || 'default') !== want.options) return false;
+  return !(fields & FIELD_TLS_DOMAINS) || domainsText(tls.domains) === want.domains;
 }
 
 function httpRouters(config: JsonObject): Record<string, unknown> {
   const http = config.http;
   return isObject(http) && isObject(http.routers) ? http.routers : {};
+}
+
+/** An expected router; its digest string is built on first use (comparisons use `values`). */
+class Expected implements ExpectedRouter {
+  readonly values: RouterValues;
+  private built: string | null = null;
+  constructor(
+    readonly name: string,
+    private readonly router: Record<string, unknown>,
+    readonly fields: number,
+  ) {
+    this.values = valuesOf(router);
+  }
+  get digest(): string {
+    this.built ??= digestOf(this.router, this.fields, false);
+    return this.built;
+  }
 }
 
 /** Precomputes digests of every http router of the served document (called once per generation). */
@@ -137,9 +271,15 @@ export function expectDocument(served: JsonObject, etag: string, generatedAt: nu
     if (!isObject(router)) continue;
     const fields = fieldsOf(router);
     const name = `${key}@http`;
-    routers.set(name, { name, digest: digestOf(routerParts(router, fields, false)), fields });
+    routers.set(name, new Expected(name, router, fields));
   }
-  return { etag, generated_at: generatedAt, config: served, routers };
+  const objects = new Map<ObjectList, Set<string>>();
+  for (const [protocol, kind] of OBJECT_LISTS) {
+    const section = served[protocol];
+    const list = isObject(section) ? section[kind] : undefined;
+    objects.set(`${protocol}.${kind}`, new Set(isObject(list) ? Object.keys(list).map((key) => `${key}@http`) : []));
+  }
+  return { etag, generated_at: generatedAt, config: served, routers, objects };
 }
 
 /**
@@ -190,7 +330,11 @@ export function resourceRouterName(
 
 const isOurs = (name: unknown): name is string => typeof name === 'string' && name.endsWith('@http');
 
-/** True when the instance's @http routers are exactly doc's routers with equal digests. */
+/**
+ * True when the instance's @http routers are exactly doc's routers with equal digests, and its other
+ * @http objects (middlewares, services, TCP/UDP routers and services) have exactly doc's names: a
+ * document Traefik refused that adds or removes only a middleware or a service is not run.
+ */
 export function runsDocument(reading: InstanceReading, doc: ExpectedDocument): boolean {
   let ours = 0;
   for (const router of reading.http.routers) {
@@ -198,9 +342,28 @@ export function runsDocument(reading: InstanceReading, doc: ExpectedDocument): b
     if (!isOurs(name)) continue;
     ours += 1;
     const expected = doc.routers.get(name);
-    if (!expected || traefikDigest(router, expected) !== expected.digest) return false;
+    if (!expected || !matchesExpected(router, expected)) return false;
   }
-  return ours === doc.routers.size;
+  return ours === doc.routers.size && sameObjects(reading, doc);
+}
+
+/** The instance's @http objects of every OBJECT_LISTS list are exactly the names of doc's. */
+function sameObjects(reading: InstanceReading, doc: ExpectedDocument): boolean {
+  if (!doc.objects) return true;
+  for (const [protocol, kind] of OBJECT_LISTS) {
+    const expected = doc.objects.get(`${protocol}.${kind}`);
+    if (!expected) continue;
+    const list: readonly TraefikObject[] = (reading[protocol] as Record<string, TraefikObject[]>)[kind] ?? [];
+    let ours = 0;
+    for (const object of list) {
+      const name = object.name;
+      if (!isOurs(name)) continue;
+      if (!expected.has(name)) return false;
+      ours += 1;
+    }
+    if (ours !== expected.size) return false;
+  }
+  return true;
 }
 
 /**
@@ -287,18 +450,11 @@ export function instanceStates(
     if (isOurs(name)) {
       let compared = false;
       let equal = false;
-      let digest = '';
-      let digestFields = -1;
       for (const doc of accepted) {
         const expected = doc.routers.get(name);
         if (!expected) continue;
         compared = true;
-        // accepted documents mostly set the same fields: digest Traefik's router once per field set
-        if ((expected.fields ?? 0) !== digestFields) {
-          digestFields = expected.fields ?? 0;
-          digest = traefikDigest(router, expected);
-        }
-        if (digest === expected.digest) {
+        if (matchesExpected(router, expected)) {
           equal = true;
           break;
         }

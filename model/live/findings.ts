@@ -61,15 +61,18 @@ function listed(names: readonly string[]): string {
 
 /** Resource ids concerned by a set of Traefik router names, through routerOf reversed. */
 class ResourceIndex {
-  private readonly byRouter = new Map<string, string[]>();
-  constructor(routerOf: ReadonlyMap<string, string>) {
-    for (const [id, name] of routerOf) {
-      const ids = this.byRouter.get(name);
-      if (ids) ids.push(id);
-      else this.byRouter.set(name, [id]);
-    }
-  }
+  /** built on the first finding that names resources (a healthy instance needs none) */
+  private byRouter: Map<string, string[]> | null = null;
+  constructor(private readonly routerOf: ReadonlyMap<string, string>) {}
   of(routers: Iterable<string>): string[] {
+    if (!this.byRouter) {
+      this.byRouter = new Map();
+      for (const [id, name] of this.routerOf) {
+        const ids = this.byRouter.get(name);
+        if (ids) ids.push(id);
+        else this.byRouter.set(name, [id]);
+      }
+    }
     const ids = new Set<string>();
     for (const router of routers) for (const id of this.byRouter.get(router) ?? []) ids.add(id);
     return [...ids].sort();
@@ -115,9 +118,19 @@ function pluginKeys(middleware: TraefikObject, errors: readonly string[]): strin
 /** Literal hosts of a rule's `Host(...)` matchers, lower-cased (negated ones and HostRegexp/HostSNI excluded). */
 export function ruleHosts(rule: string): string[] {
   const hosts: string[] = [];
-  for (const matcher of rule.matchAll(/(?<![\w!])Host\(([^)]*)\)/g)) {
-    for (const literal of matcher[1].matchAll(/`([^`]*)`|"([^"]*)"/g)) {
-      hosts.push((literal[1] ?? literal[2]).toLowerCase());
+  // a scan rather than a regular expression: this runs for every router of every reading
+  for (let at = rule.indexOf('Host('); at >= 0; at = rule.indexOf('Host(', at + 5)) {
+    const before = at > 0 ? rule[at - 1] : ' ';
+    const end = rule.indexOf(')', at);
+    if (end < 0) break;
+    if (before === '!' || /\w/.test(before)) continue;
+    for (let i = at + 5; i < end; i++) {
+      const quote = rule[i];
+      if (quote !== '`' && quote !== '"') continue;
+      const close = rule.indexOf(quote, i + 1);
+      if (close < 0 || close > end) break;
+      hosts.push(rule.slice(i + 1, close).toLowerCase());
+      i = close;
     }
   }
   return hosts;
@@ -183,27 +196,35 @@ function documentBehind(input: FindingInput, resources: ResourceIndex): Finding 
 function traefikObjectFindings(reading: InstanceReading, resources: ResourceIndex): Finding[] {
   const source = reading.source;
   const findings: Finding[] = [];
-  const allRouters = [...reading.http.routers, ...reading.tcp.routers, ...reading.udp.routers];
+  const allRouters = [reading.http.routers, reading.tcp.routers, reading.udp.routers];
 
-  // middleware → routers using it (Traefik's usedBy, and the routers' own lists: either may be absent)
+  // middlewares in error (usually none: then the usage map below is never built)
+  const failing = new Map<string, TraefikObject>();
+  for (const list of [reading.http.middlewares, reading.tcp.middlewares]) {
+    for (const middleware of list) {
+      if (middleware.status === 'disabled' || (Array.isArray(middleware.error) && middleware.error.length > 0))
+        failing.set(nameOf(middleware), middleware);
+    }
+  }
+  // failing middleware → routers using it (Traefik's usedBy, and the routers' own lists: either may be absent)
   const usedBy = new Map<string, Set<string>>();
   const use = (middleware: string, router: string) => {
     const set = usedBy.get(middleware);
     if (set) set.add(router);
     else usedBy.set(middleware, new Set([router]));
   };
-  for (const router of [...reading.http.routers, ...reading.tcp.routers]) {
-    for (const middleware of listOf(router.middlewares)) use(middleware, nameOf(router));
+  if (failing.size > 0) {
+    for (const router of [...reading.http.routers, ...reading.tcp.routers]) {
+      for (const middleware of listOf(router.middlewares)) if (failing.has(middleware)) use(middleware, nameOf(router));
+    }
   }
 
   // middlewares in error: ours, and other providers' used by one of our routers
   const plugins: Array<{ name: string; keys: string[] }> = [];
   const reported = new Set<string>();
-  for (const middleware of [...reading.http.middlewares, ...reading.tcp.middlewares]) {
-    const name = nameOf(middleware);
+  for (const [name, middleware] of failing) {
     for (const router of listOf(middleware.usedBy)) use(name, router);
     const errors = listOf(middleware.error);
-    if (middleware.status !== 'disabled' && errors.length === 0) continue;
     const users = [...(usedBy.get(name) ?? [])];
     if (!isOurs(name) && !users.some(isOurs)) continue;
     reported.add(name);
@@ -239,14 +260,21 @@ function traefikObjectFindings(reading: InstanceReading, resources: ResourceInde
   // entry points our routers use that the instance does not have
   const entryPoints = new Set(reading.entrypoints);
   const missingEntryPoints = new Map<string, string[]>();
-  for (const router of allRouters) {
-    const name = nameOf(router);
-    if (!isOurs(name)) continue;
-    for (const entryPoint of listOf(router.entryPoints)) {
-      if (entryPoints.has(entryPoint)) continue;
-      const routers = missingEntryPoints.get(entryPoint);
-      if (routers) routers.push(name);
-      else missingEntryPoints.set(entryPoint, [name]);
+  // one pass over every router: missing entry points now, disabled routers once those are known
+  const disabled: TraefikObject[] = [];
+  for (const list of allRouters) {
+    for (const router of list) {
+      const name = nameOf(router);
+      if (!isOurs(name)) continue;
+      if (router.status === 'disabled') disabled.push(router);
+      if (!Array.isArray(router.entryPoints)) continue;
+      for (const entryPoint of router.entryPoints as unknown[]) {
+        if (typeof entryPoint !== 'string') continue;
+        if (entryPoints.has(entryPoint)) continue;
+        const routers = missingEntryPoints.get(entryPoint);
+        if (routers) routers.push(name);
+        else missingEntryPoints.set(entryPoint, [name]);
+      }
     }
   }
   for (const [entryPoint, routers] of missingEntryPoints) {
@@ -260,9 +288,8 @@ function traefikObjectFindings(reading: InstanceReading, resources: ResourceInde
   }
 
   // disabled routers whose errors the findings above do not already explain
-  for (const router of allRouters) {
+  for (const router of disabled) {
     const name = nameOf(router);
-    if (!isOurs(name) || router.status !== 'disabled') continue;
     const errors = listOf(router.error);
     const own = listOf(router.middlewares).filter((middleware) => reported.has(middleware));
     const explained = (error: string): boolean => {
@@ -291,6 +318,17 @@ function traefikObjectFindings(reading: InstanceReading, resources: ResourceInde
   return findings;
 }
 
+/** True when a service's serverStatus has servers and all of them are DOWN. */
+function allDown(serverStatus: unknown): boolean {
+  if (!isObject(serverStatus)) return false;
+  let any = false;
+  for (const key in serverStatus) {
+    if (serverStatus[key] !== 'DOWN') return false;
+    any = true;
+  }
+  return any;
+}
+
 /** Our services used by a router that have no server, or whose servers are all DOWN (Traefik answers 503). */
 function serviceFindings(reading: InstanceReading, resources: ResourceIndex): Finding[] {
   const findings: Finding[] = [];
@@ -302,12 +340,12 @@ function serviceFindings(reading: InstanceReading, resources: ResourceIndex): Fi
   for (const [prefix, services] of lists) {
     for (const service of services) {
       const name = nameOf(service);
+      const loadBalancer = service.loadBalancer;
+      if (!isOurs(name) || !isObject(loadBalancer) || !Array.isArray(service.usedBy) || service.usedBy.length === 0)
+        continue;
+      const servers = Array.isArray(loadBalancer.servers) ? loadBalancer.servers.length : 0;
+      if (servers > 0 && !allDown(service.serverStatus)) continue;
       const users = listOf(service.usedBy);
-      if (!isOurs(name) || users.length === 0 || !isObject(service.loadBalancer)) continue;
-      const servers = Array.isArray(service.loadBalancer.servers) ? service.loadBalancer.servers.length : 0;
-      const statuses = isObject(service.serverStatus) ? Object.values(service.serverStatus) : [];
-      const allDown = statuses.length > 0 && statuses.every((status) => status === 'DOWN');
-      if (servers > 0 && !allDown) continue;
       findings.push(
         finding('service_no_servers', reading.source, prefix + name, 'error', {
           message:
@@ -326,33 +364,78 @@ function serviceFindings(reading: InstanceReading, resources: ResourceIndex): Fi
   return findings;
 }
 
+/** A router's effective priority as Traefik reports it ('' when it reports none). */
+function effectivePriority(router: TraefikObject): string {
+  if (typeof router.priorityStr === 'string') return router.priorityStr;
+  return router.priority === undefined || router.priority === null ? '' : String(router.priority);
+}
+
+/** The entry points a router listens on (Traefik's `using`, else its `entryPoints`). */
+function entryPointsOf(router: TraefikObject): string[] {
+  const using = listOf(router.using);
+  return using.length > 0 ? using : listOf(router.entryPoints);
+}
+
 /**
  * Enabled routers (any provider, at least one ours) on a shared entry point with equal effective
  * priority and a common Host: Traefik picks one of them arbitrarily. Grouped in one pass by
  * entry point + priority + host; one finding per set of routers.
  */
 function priorityTies(reading: InstanceReading, resources: ResourceIndex): Finding[] {
-  const slots = new Map<string, string[]>();
+  // first by host alone (no key string to build per router); most hosts have one router per entry point
+  const byHost = new Map<string, TraefikObject[]>();
   for (const router of reading.http.routers) {
     if (router.status === 'disabled' || typeof router.rule !== 'string') continue;
-    const priority =
-      typeof router.priorityStr === 'string'
-        ? router.priorityStr
-        : router.priority === undefined || router.priority === null
-          ? ''
-          : String(router.priority);
-    if (priority === '') continue;
     const hosts = ruleHosts(router.rule);
-    if (hosts.length === 0) continue;
-    const entryPoints = listOf(router.using).length > 0 ? listOf(router.using) : listOf(router.entryPoints);
-    const name = nameOf(router);
-    for (const entryPoint of new Set(entryPoints)) {
-      for (const host of new Set(hosts)) {
-        const key = `${entryPoint}\u0000${priority}\u0000${host}`;
-        const names = slots.get(key);
-        if (names) names.push(name);
-        else slots.set(key, [name]);
+    for (let i = 0; i < hosts.length; i++) {
+      if (hosts.indexOf(hosts[i]) !== i) continue;
+      const routers = byHost.get(hosts[i]);
+      if (routers) routers.push(router);
+      else byHost.set(hosts[i], [router]);
+    }
+  }
+  // then, among the routers sharing a host, by entry point and effective priority: pairwise in the
+  // usual small sets (no key built unless two routers tie), by key in large ones (O(n) overall)
+  const slots = new Map<string, Set<string>>();
+  const tie = (entryPoint: string, priority: string, host: string, names: string[]) => {
+    const key = `${entryPoint}\u0000${priority}\u0000${host}`;
+    const set = slots.get(key) ?? new Set<string>();
+    for (const name of names) set.add(name);
+    slots.set(key, set);
+  };
+  for (const [host, routers] of byHost) {
+    if (routers.length < 2 || !routers.some((router) => isOurs(nameOf(router)))) continue;
+    const items = routers
+      .map((router) => ({
+        name: nameOf(router),
+        priority: effectivePriority(router),
+        entryPoints: entryPointsOf(router),
+      }))
+      .filter((item) => item.priority !== '');
+    if (items.length <= 16) {
+      for (let i = 0; i < items.length; i++) {
+        for (let j = i + 1; j < items.length; j++) {
+          if (items[i].priority !== items[j].priority) continue;
+          for (const entryPoint of items[i].entryPoints)
+            if (items[j].entryPoints.includes(entryPoint))
+              tie(entryPoint, items[i].priority, host, [items[i].name, items[j].name]);
+        }
       }
+      continue;
+    }
+    const local = new Map<string, string[]>();
+    for (const item of items) {
+      for (const entryPoint of new Set(item.entryPoints)) {
+        const key = `${entryPoint}\u0000${item.priority}`;
+        const names = local.get(key);
+        if (names) names.push(item.name);
+        else local.set(key, [item.name]);
+      }
+    }
+    for (const [key, names] of local) {
+      if (names.length < 2) continue;
+      const [entryPoint, priority] = key.split('\u0000');
+      tie(entryPoint, priority, host, names);
     }
   }
   // the same routers may tie on several hosts or entry points: one finding per set of routers
@@ -360,8 +443,9 @@ function priorityTies(reading: InstanceReading, resources: ResourceIndex): Findi
     string,
     { routers: string[]; entryPoints: Set<string>; hosts: Set<string>; priority: string }
   >();
-  for (const [key, names] of slots) {
-    if (names.length < 2 || !names.some(isOurs)) continue;
+  for (const [key, set] of slots) {
+    const names = [...set];
+    if (!names.some(isOurs)) continue;
     const [entryPoint, priority, host] = key.split('\u0000');
     const routers = [...names].sort();
     const id = routers.join(',');

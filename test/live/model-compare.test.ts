@@ -5,6 +5,7 @@
 import test from 'ava';
 import {
   expectDocument,
+  traefikDigest,
   instanceStates,
   newKeys,
   resourceRouterName,
@@ -310,6 +311,31 @@ test('runsDocument: exactly our routers, with equal digests; other providers do 
   // a disabled router still shows the instance took the document
   t.true(runsDocument(reading({ routers: [{ ...routers[0], status: 'disabled', error: ['e'] }, routers[1]] }), doc));
   t.true(runsDocument(reading({}), expectDocument({ http: {} }, 'e', 1)));
+});
+
+test('digests: a router Traefik runs as emitted has our digest; one that differs has another', (t) => {
+  const doc = expectDocument(SERVED, 'e', 1);
+  const [app, redirect] = reportedDocument(SERVED);
+  const expected = doc.routers.get('1-app-router@http')!;
+  t.is(expected.name, '1-app-router@http');
+  t.is(traefikDigest(app, expected), expected.digest);
+  t.is(
+    traefikDigest(redirect, doc.routers.get('1-app-router-redirect@http')!),
+    doc.routers.get('1-app-router-redirect@http')!.digest,
+  );
+  t.not(traefikDigest({ ...app, service: 'old' }, expected), expected.digest);
+  t.not(expected.digest, doc.routers.get('1-app-router-redirect@http')!.digest);
+  // an expected router built by hand (digest only) is compared by digest
+  const byHand = { name: expected.name, digest: expected.digest, fields: expected.fields };
+  const handDoc = {
+    ...doc,
+    routers: new Map([
+      [expected.name, byHand],
+      ['1-app-router-redirect@http', doc.routers.get('1-app-router-redirect@http')!],
+    ]),
+  };
+  t.true(runsDocument(reading({ routers: [app, redirect] }), handDoc));
+  t.false(runsDocument(reading({ routers: [{ ...app, rule: 'Host(`x`)' }, redirect] }), handDoc));
 });
 
 test('resourceRouterName: Pangolin mode by router key, Traefik mode by id when emitted, else the router itself', (t) => {

@@ -356,6 +356,31 @@ test('priority_tie: routers sharing an entry point, priority and a Host, grouped
   t.deepEqual(grown[0].id, 'priority_tie:traefik:app@docker,app@file,app@http');
 });
 
+test('priority_tie among many routers on one host (keyed, not pairwise): only the routers that tie', (t) => {
+  // 20 routers of another provider on app.example.com with distinct priorities, one of them equal to ours
+  const appRule = 'Host(`app.example.com`)';
+  const others = Array.from({ length: 20 }, (_, i) =>
+    reported(
+      `p${i}`,
+      {
+        entryPoints: ['websecure'],
+        rule: `${appRule} && PathPrefix(\`/p${i}\`)`,
+        service: 'x',
+        priority: i === 7 ? appRule.length : 1000 + i,
+      },
+      'file',
+    ),
+  );
+  const list = byKind(
+    findings({ reading: healthy({ routers: [...reportedDocument(SERVED), ...others] }) }),
+    'priority_tie',
+  );
+  t.deepEqual(
+    list.map((f) => [f.id, f.resources]),
+    [['priority_tie:traefik:app@http,p7@file', ['1-app-router']]],
+  );
+});
+
 test('ruleHosts: literal hosts of Host matchers only', (t) => {
   t.deepEqual(ruleHosts('Host(`a.test`) || Host(`B.test`)'), ['a.test', 'b.test']);
   t.deepEqual(ruleHosts('Host(`a.test`, "c.test") && PathPrefix(`/x`)'), ['a.test', 'c.test']);
