@@ -11,11 +11,12 @@ import {
   resourceRouterName,
   runsDocument,
   worstState,
+  type ExpectedRouter,
 } from '../../model/live/compare.ts';
 import { parseLossless } from '../../model/lossless-json.ts';
 import type { JsonObject } from '../../model/types.ts';
 import type { TraefikObject } from '../../model/live/types.ts';
-import { reading, reported, reportedDocument, unreachable } from './model-readings.ts';
+import { objectsOf, reading, reported, reportedDocument, unreachable } from './model-readings.ts';
 
 /** The served document of API.md §4.9's worked example. */
 const SERVED = {
@@ -75,6 +76,7 @@ test('a document Traefik took is live even though Traefik fills in entry points,
   ]);
   const instance = reading({
     routers: [...routers, reported('dashboard', { rule: 'PathPrefix(`/api`)', service: 'api@internal' }, 'internal')],
+    ...objectsOf(SERVED),
   });
   t.true(runsDocument(instance, doc));
   t.deepEqual(Object.fromEntries(instanceStates(instance, [doc], ROUTER_OF)), {
@@ -223,7 +225,7 @@ test('an outdated router: each field we set is compared (middleware order, prior
 test('a router of an older document still within the settle time is not outdated; once only the latest is accepted, it is', (t) => {
   const older = expectDocument(SERVED, '"e1"', 1000);
   const latest = expectDocument(servedWith('1-app-router', { service: 'app-v3' }), '"e2"', 2000);
-  const instance = reading({ routers: reportedDocument(SERVED) });
+  const instance = reading({ routers: reportedDocument(SERVED), ...objectsOf(SERVED) });
   t.is(instanceStates(instance, [latest, older], ROUTER_OF).get('1-app-router')?.state, 'live');
   t.deepEqual(instanceStates(instance, [latest], ROUTER_OF).get('1-app-router'), {
     state: 'outdated',
@@ -298,7 +300,8 @@ test('runsDocument: exactly our routers, with equal digests; other providers do 
   const doc = expectDocument(SERVED, 'e', 1);
   const routers = reportedDocument(SERVED);
   const file = reported('dash', { rule: 'Host(`d.test`)', service: 'api@internal' }, 'file');
-  t.true(runsDocument(reading({ routers: [...routers, file] }), doc));
+  const objects = objectsOf(SERVED);
+  t.true(runsDocument(reading({ routers: [...routers, file], ...objects }), doc));
   t.false(runsDocument(reading({ routers: [routers[0]] }), doc), 'one of ours absent');
   t.false(
     runsDocument(reading({ routers: [...routers, reported('extra', { rule: 'Host(`x`)', service: 's' })] }), doc),
@@ -309,7 +312,12 @@ test('runsDocument: exactly our routers, with equal digests; other providers do 
     'a router differs',
   );
   // a disabled router still shows the instance took the document
-  t.true(runsDocument(reading({ routers: [{ ...routers[0], status: 'disabled', error: ['e'] }, routers[1]] }), doc));
+  t.true(
+    runsDocument(
+      reading({ routers: [{ ...routers[0], status: 'disabled', error: ['e'] }, routers[1]], ...objects }),
+      doc,
+    ),
+  );
   t.true(runsDocument(reading({}), expectDocument({ http: {} }, 'e', 1)));
 });
 
@@ -329,12 +337,12 @@ test('digests: a router Traefik runs as emitted has our digest; one that differs
   const byHand = { name: expected.name, digest: expected.digest, fields: expected.fields };
   const handDoc = {
     ...doc,
-    routers: new Map([
+    routers: new Map<string, ExpectedRouter>([
       [expected.name, byHand],
       ['1-app-router-redirect@http', doc.routers.get('1-app-router-redirect@http')!],
     ]),
   };
-  t.true(runsDocument(reading({ routers: [app, redirect] }), handDoc));
+  t.true(runsDocument(reading({ routers: [app, redirect], ...objectsOf(SERVED) }), handDoc));
   t.false(runsDocument(reading({ routers: [{ ...app, rule: 'Host(`x`)' }, redirect] }), handDoc));
 });
 
