@@ -3,12 +3,14 @@
  * the same run, the server pinned to core 0 and the load generator / reference tools on core 1
  * (see bench/lib/measure.ts), printed as a Markdown table ready for README's "Performance".
  *
- *   npm run bench -- [--resources 1000] [--rows provider,startup,logs,backup,traefik-edit] [--rounds 5] [--duration 3]
+ *   npm run bench -- [--resources 1000] [--rows provider,startup,logs,backup,traefik-edit,live-check] [--rounds 5] [--duration 3]
  *                    [--startup-resources 1000,10000] [--startup-entry dist|tsx] [--backup-resources 10000]
  *                    [--log-lines 1000000] [--log-dir /tmp/sm-bench-logs]  (logs are generated there once, ≈1 GB per million JSON lines)
  *                    [--traefik-edits 50] [--traefik-resources 1]  (row traefik-edit: a real Traefik, skipped without its binary)
+ *                    [--live-resources 1000,10000]  (row live-check: CPU of one §4.19 check cycle, in process)
  */
 import { backupRow } from './rows/backup.ts';
+import { liveCheckRow } from './rows/live-check.ts';
 import { logsRow } from './rows/logs.ts';
 import { providerRow, RUNS_PER_ROUND } from './rows/provider.ts';
 import { startupRow } from './rows/startup.ts';
@@ -20,7 +22,7 @@ function arg(name: string, fallback: string): string {
   return i > 0 ? process.argv[i + 1] : fallback;
 }
 const resources = Number(arg('resources', '1000'));
-const rows = arg('rows', 'provider,startup,logs,backup,traefik-edit').split(',');
+const rows = arg('rows', 'provider,startup,logs,backup,traefik-edit,live-check').split(',');
 const rounds = Number(arg('rounds', '5'));
 const duration = Number(arg('duration', '3'));
 const logLines = Number(arg('log-lines', '1000000'));
@@ -45,7 +47,9 @@ for (const name of rows) {
       edits: Number(arg('traefik-edits', '50')),
       resources: Number(arg('traefik-resources', '1')),
     });
-  else throw new Error(`unknown row ${name}: provider, startup, logs, backup, traefik-edit`);
+  else if (name === 'live-check')
+    out = liveCheckRow({ resources: arg('live-resources', '1000,10000').split(',').map(Number) });
+  else throw new Error(`unknown row ${name}: provider, startup, logs, backup, traefik-edit, live-check`);
   out.forEach(print);
   table.push(...out);
 }
