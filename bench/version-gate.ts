@@ -3,7 +3,8 @@
  * a Pangolin-like document (per resource an HTTP router, its redirect router, a service, and one
  * middleware per 10 resources), gated for Traefik 3.5.3. Rows: nothing gated (the usual case:
  * the document comes back as it is), 10 % of the services with a 3.6 key (copied once, reused by
- * the next generations), and the same for a version that decodes everything.
+ * the next generations), the same for a version that decodes everything (the gate walks only
+ * the keys that version cannot decode: none of http here) and for 3.0.4 (every path of the table).
  * Run: npx tsx bench/version-gate.ts
  */
 import { VersionGate } from '../plugins/proxy-config/version-gate.ts';
@@ -67,6 +68,7 @@ for (const resources of [1_000, 10_000]) {
     ['nothing gated', 0, '3.5.3'],
     ['10% with a 3.6 key', 0.1, '3.5.3'],
     ['10% with a 3.6 key, V 3.7.15', 0.1, '3.7.15'],
+    ['10% with a 3.6 key, V 3.0.4', 0.1, '3.0.4'],
   ] as const) {
     const { first, next, dropped } = measure(resources, share, version);
     console.log(

@@ -401,6 +401,28 @@ export function keyTree(
 /** The shared tree of VERSIONED_KEYS. */
 export const KEY_TREE: KeyNode = keyTree();
 
+/**
+ * `tree` with only the keys a Traefik of `version` (null: unknown) cannot decode, and the paths
+ * leading to them; null when there is none. The gate walks this one: its cost follows the keys
+ * that matter for the version (for 3.7 or an unknown version, only `tcp`/`udp` sticky), not the
+ * whole table.
+ */
+export function treeFor(version: Version | null, tree: KeyNode = KEY_TREE): KeyNode | null {
+  const prune = (node: KeyNode): KeyNode | null => {
+    const out = newNode();
+    out.keepEmpty = node.keepEmpty;
+    for (const [key, entry] of node.keys) if (undecodable(entry, version)) out.keys.set(key, entry);
+    for (const [segment, child] of node.children) {
+      const kept = prune(child);
+      if (kept) out.children.set(segment, kept);
+    }
+    return out.keys.size > 0 || out.children.size > 0 ? out : null;
+  };
+  const pruned = prune(tree);
+  if (pruned) freeze(pruned);
+  return pruned;
+}
+
 /** The node for a path of fixed segments (`['http', 'middlewares', '*', 'retry']`), or null. */
 export function nodeAt(path: readonly string[], tree: KeyNode = KEY_TREE): KeyNode | null {
   let node: KeyNode | undefined = tree;

@@ -10,7 +10,14 @@
  * once per generation and version (documents are prepared before they are served), never per poll.
  */
 import type { JsonObject } from '../../model/types.ts';
-import { KEY_TREE, parseVersion, undecodable, type KeyNode, type Version } from '../../model/traefik-versions.ts';
+import {
+  KEY_TREE,
+  parseVersion,
+  treeFor,
+  undecodable,
+  type KeyNode,
+  type Version,
+} from '../../model/traefik-versions.ts';
 
 /** One key left out of the served document (Status `dropped_keys`). */
 export interface DroppedKey {
@@ -40,6 +47,8 @@ export class VersionGate {
   /** map entry (a router, service, middleware object) → its gated copy, for the current version */
   private copies = new WeakMap<object, unknown>();
   private last: { config: JsonObject; result: GatedDocument } | null = null;
+  /** the table's keys the current version cannot decode (treeFor); null: nothing to drop */
+  private active: KeyNode | null = null;
 
   constructor(private readonly tree: KeyNode = KEY_TREE) {}
 
@@ -51,12 +60,13 @@ export class VersionGate {
     if (versionText !== this.versionText) {
       this.versionText = versionText;
       this.version = parseVersion(versionText);
+      this.active = treeFor(this.version, this.tree);
       this.copies = new WeakMap();
       this.last = null;
     }
     if (this.last?.config === config) return this.last.result;
     const dropped: DroppedKey[] = [];
-    const out = this.strip(config, this.tree, [], dropped);
+    const out = this.active ? this.strip(config, this.active, [], dropped) : config;
     const result: GatedDocument = {
       config: out === REMOVE ? {} : (out as JsonObject),
       dropped,

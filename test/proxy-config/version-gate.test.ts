@@ -6,6 +6,7 @@ import {
   keyTree,
   nodeAt,
   parseVersion,
+  treeFor,
   undecodable,
   VERSIONED_KEYS,
   type VersionedKey,
@@ -299,4 +300,18 @@ test('an object Traefik decodes empty stays when its only key is dropped; any ot
   });
   // "ipStrategy cannot be a standalone element" inside sourceCriterion: it goes, and its emptied parent
   t.deepEqual(at(config, 'http', 'middlewares', 'limit'), { rateLimit: { average: 10 } });
+});
+
+test('the gate walks only the keys the version cannot decode: for 3.7 or unknown, the tcp/udp sticky paths', (t) => {
+  for (const version of [parseVersion('3.7.15'), null]) {
+    const tree = treeFor(version);
+    t.deepEqual([...tree!.children.keys()].sort(), ['tcp', 'udp']);
+  }
+  t.is(treeFor(parseVersion('3.7.15'), keyTree([])), null, 'an empty table: nothing to walk');
+  // 3.6.15 still lacks the 3.7 keys and nothing older
+  const for36 = treeFor(parseVersion('3.6.15'))!;
+  t.deepEqual([...nodeAt(['http', 'middlewares', '*', 'forwardAuth'], for36)!.keys.keys()], ['authSigninURL']);
+  t.is(nodeAt(['http', 'routers', '*'], for36), null);
+  const original = probedDocument();
+  t.is(new VersionGate().apply(original, '3.7.15').config, original);
 });
