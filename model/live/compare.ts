@@ -84,7 +84,11 @@ const text = (value: unknown): string => (typeof value === 'string' ? value : ''
 /** A reference as Traefik resolves it inside the HTTP provider: no `@` → `@http`. */
 const qualify = (name: string): string => (name === '' || name.includes('@') ? name : `${name}@http`);
 
-/** A priority as a decimal string, exact for BigInt and for integers beyond 2^53 written as strings; '' when unset. */
+/**
+ * A priority as a decimal string, exact for BigInt and for integers beyond 2^53 written as strings;
+ * '' when unset. 0 counts as unset: Traefik then computes the priority from the rule length, as
+ * for a router without one.
+ */
 function priorityText(value: unknown): string {
   if (typeof value === 'bigint') return value === 0n ? '' : value.toString();
   if (typeof value === 'number') {
@@ -464,7 +468,10 @@ export function instanceStates(
         const fields = routerDifferences(router, against, name);
         states.set(id, {
           state: 'outdated',
-          errors: [...errors, `Traefik runs another version of this router (differs in ${fields.join(', ')})`],
+          errors: [
+            ...errors,
+            `Traefik runs another version of this router${fields.length > 0 ? ` (differs in ${fields.join(', ')})` : ''}`,
+          ],
         });
         continue;
       }

@@ -93,6 +93,9 @@ test('defaults: a router without entry points, priority or tls options matches w
   t.is(router.priority, 'Host(`r.test`)'.length);
   t.deepEqual(router.tls, { options: 'default' });
   t.is(instanceStates(reading({ routers: [router] }), [doc], new Map([['r', 'r@http']])).get('r')?.state, 'live');
+  // priority 0 is no priority: Traefik computes it from the rule length
+  const zero = expectDocument({ http: { routers: { r: { ...config.http.routers.r, priority: 0 } } } }, 'e', 1);
+  t.is(instanceStates(reading({ routers: [router] }), [zero], new Map([['r', 'r@http']])).get('r')?.state, 'live');
   // but TLS itself is compared: Traefik without TLS for this router runs something else
   const { tls: _tls, ...plain } = router;
   t.is(instanceStates(reading({ routers: [plain] }), [doc], new Map([['r', 'r@http']])).get('r')?.state, 'outdated');
