@@ -5,6 +5,7 @@
  * the finding persists, so the checker can tell raised from cleared by id.
  */
 import { newKeys, type ExpectedDocument } from './compare.ts';
+import { compareVersions, parseVersion } from '../traefik-versions.ts';
 import type { Finding, FindingKind, InstanceReading, TraefikObject } from './types.ts';
 
 export interface FindingInput {
@@ -18,6 +19,8 @@ export interface FindingInput {
   routerOf: ReadonlyMap<string, string>;
   /** false → version_unknown (when reachable) */
   versionKnown: boolean;
+  /** `proxy.traefik_version` as set (null or absent: unset): document_behind names it when the instance runs another */
+  versionSetting?: string | null;
 }
 
 /** Order of the findings of one instance (most fundamental first). */
@@ -52,6 +55,11 @@ const listOf = (value: unknown): string[] =>
 const nameOf = (object: TraefikObject): string => (typeof object.name === 'string' ? object.name : '');
 
 const isOurs = (name: string): boolean => name.endsWith('@http');
+
+/** How a message names an instance: data sources are often named `traefik` ("Traefik traefik" reads badly). */
+function instanceName(source: string, start = false): string {
+  return `${start ? 'The' : 'the'} Traefik instance \`${source}\``;
+}
 
 /** `a, b, c and 4 more` */
 function listed(names: readonly string[]): string {
@@ -144,7 +152,7 @@ export function instanceFindings(input: FindingInput): Finding[] {
   if (!reading.reachable) {
     return [
       finding('traefik_unreachable', source, 'instance', 'error', {
-        message: `Traefik instance ${source} could not be read: ${reading.error ?? 'no answer'}; the live state of every resource is unknown.`,
+        message: `${instanceName(source, true)} could not be read: ${reading.error ?? 'no answer'}; the live state of every resource is unknown.`,
         resources: [...routerOf.keys()].sort(),
         fix: `Check that Traefik runs and that its API answers at the URL of data source ${source} (api.insecure or a router to api@internal, reachable from Stack Manager).`,
       }),
@@ -154,7 +162,7 @@ export function instanceFindings(input: FindingInput): Finding[] {
   if (!input.versionKnown) {
     findings.push(
       finding('version_unknown', source, 'instance', 'warning', {
-        message: `Traefik instance ${source} did not report its version, so the version gate drops only keys no Traefik version reads.`,
+        message: `${instanceName(source, true)} did not report its version, so the version gate drops only keys no Traefik version reads.`,
         fix: `Set proxy.traefik_version to the version Traefik runs (or let Stack Manager read ${source}'s /api/version).`,
       }),
     );
@@ -172,7 +180,7 @@ function documentBehind(input: FindingInput, resources: ResourceIndex): Finding 
   if (taken && latest) {
     const keys = newKeys(taken.config, latest.config, LISTED);
     message =
-      `Traefik instance ${source} has not taken our latest document (${latest.etag}); it still runs ${taken.etag}. ` +
+      `${instanceName(source, true)} has not taken our latest document (${latest.etag}); it still runs ${taken.etag}. ` +
       (keys.length > 0
         ? `Keys new since the last document it took: ${keys.join(', ')}.`
         : 'No key is new since the last document it took (it may refuse a value).');
@@ -182,14 +190,37 @@ function documentBehind(input: FindingInput, resources: ResourceIndex): Finding 
       if (taken.routers.get(name)?.digest !== router.digest) routers.push(name);
     }
   } else {
-    message = `Traefik instance ${source} runs none of our documents${latest ? ` (latest ${latest.etag})` : ''}.`;
+    message = `${instanceName(source, true)} runs none of our documents${latest ? ` (latest ${latest.etag})` : ''}.`;
     routers = latest ? [...latest.routers.keys()] : [];
   }
   return finding('document_behind', source, 'instance', 'error', {
     message,
     resources: resources.of(routers),
-    fix: "Check Traefik's log for the HTTP provider's error (a key its version cannot decode: set proxy.traefik_version so the version gate drops it), and that Traefik polls this server's provider endpoint.",
+    fix: documentBehindFix(input),
   });
+}
+
+/**
+ * The fix of document_behind. A proxy.traefik_version naming another version than the instance
+ * reports comes first: older than what is set, the gate keeps keys this Traefik cannot decode.
+ */
+function documentBehindFix(input: FindingInput): string {
+  const setting = input.versionSetting || null;
+  const running = input.reading.version;
+  const log = "Traefik's log for the HTTP provider's error";
+  const poll = "that Traefik polls this server's provider endpoint";
+  if (setting === null) {
+    return `Check ${log} (a key its version cannot decode: set proxy.traefik_version so the version gate drops it), and ${poll}.`;
+  }
+  const set = parseVersion(setting);
+  const runs = parseVersion(running);
+  if (running === null || (set !== null && runs !== null ? compareVersions(set, runs) === 0 : setting === running)) {
+    return `Check ${log} (proxy.traefik_version is ${setting}: a key the version gate does not know, or a value Traefik refuses), and ${poll}.`;
+  }
+  if (set !== null && runs !== null && compareVersions(runs, set) > 0) {
+    return `proxy.traefik_version is ${setting} but this instance runs ${running} (the version gate drops more than needed, which is not why a document is refused): check ${log}, and ${poll}.`;
+  }
+  return `proxy.traefik_version is ${setting} but this instance runs ${running}: set it to ${running} (the oldest version of the Traefik instances polling this server), or clear it so the version gate reads Traefik's /api/version, and the keys ${running} cannot decode are dropped; if that is not it, check ${log}, and ${poll}.`;
 }
 
 /** Everything found in Traefik's own lists: middlewares, routers, services, entry points, priorities. */
@@ -234,7 +265,7 @@ function traefikObjectFindings(reading: InstanceReading, resources: ResourceInde
     }
     findings.push(
       finding('middleware_error', source, name, 'error', {
-        message: `Traefik ${source} cannot build middleware ${name}: ${errors.join('; ') || `status ${String(middleware.status)}`}.`,
+        message: `${instanceName(source, true)} cannot build middleware ${name}: ${errors.join('; ') || `status ${String(middleware.status)}`}.`,
         resources: resources.of(users),
         middlewares: [name],
         fix: isOurs(name)
@@ -249,7 +280,7 @@ function traefikObjectFindings(reading: InstanceReading, resources: ResourceInde
     const names = plugins.map((plugin) => plugin.name).sort();
     findings.push(
       finding('plugins_disabled', source, 'instance', 'error', {
-        message: `Traefik ${source} has not loaded plugin${keys.length === 1 ? '' : 's'} ${listed(keys)}: middleware${names.length === 1 ? '' : 's'} ${listed(names)} cannot be built and every router using ${names.length === 1 ? 'it' : 'them'} is disabled (404).`,
+        message: `${instanceName(source, true)} has not loaded plugin${keys.length === 1 ? '' : 's'} ${listed(keys)}: middleware${names.length === 1 ? '' : 's'} ${listed(names)} cannot be built and every router using ${names.length === 1 ? 'it' : 'them'} is disabled (404).`,
         resources: resources.of(names.flatMap((name) => [...(usedBy.get(name) ?? [])])),
         middlewares: names,
         fix: `Vendor the plugin (${keys.map((key) => `POST /api/plugins/${key}/vendor`).join(', ') || 'POST /api/plugins/<key>/vendor'}, API.md §4.20) so Traefik loads it from plugins-local without downloading, then restart Traefik.`,
@@ -280,7 +311,7 @@ function traefikObjectFindings(reading: InstanceReading, resources: ResourceInde
   for (const [entryPoint, routers] of missingEntryPoints) {
     findings.push(
       finding('entrypoint_missing', source, entryPoint, 'error', {
-        message: `Traefik ${source} has no entry point ${entryPoint}, used by ${listed(routers)}.`,
+        message: `${instanceName(source, true)} has no entry point ${entryPoint}, used by ${listed(routers)}.`,
         resources: resources.of(routers),
         fix: `Add entry point ${entryPoint} to Traefik's static configuration and publish its port (POST /api/static/entrypoints/sync, API.md §4.20), then apply it (POST /api/static/apply).`,
       }),
@@ -305,7 +336,7 @@ function traefikObjectFindings(reading: InstanceReading, resources: ResourceInde
     if (errors.length > 0 && errors.every(explained)) continue;
     findings.push(
       finding('router_disabled', source, name, 'error', {
-        message: `Traefik ${source} disabled router ${name}: ${errors.join('; ') || 'no error given'}.`,
+        message: `${instanceName(source, true)} disabled router ${name}: ${errors.join('; ') || 'no error given'}.`,
         resources: resources.of([name]),
         middlewares: listOf(router.middlewares).filter((middleware) => errors.some((e) => e.includes(middleware))),
         fix: `Correct what Traefik's error names (the rule, a middleware or the service of ${name}); Stack Manager serves the router again on the next generation.`,
@@ -350,8 +381,8 @@ function serviceFindings(reading: InstanceReading, resources: ResourceIndex): Fi
         finding('service_no_servers', reading.source, prefix + name, 'error', {
           message:
             servers === 0
-              ? `Service ${name} has no server in Traefik ${reading.source}: its routers (${listed(users)}) answer 503.`
-              : `Every server of service ${name} is DOWN in Traefik ${reading.source} (${listed(Object.keys(service.serverStatus as object))}): its routers answer 503.`,
+              ? `Service ${name} has no server in ${instanceName(reading.source)}: its routers (${listed(users)}) answer 503.`
+              : `Every server of service ${name} is DOWN in ${instanceName(reading.source)} (${listed(Object.keys(service.serverStatus as object))}): its routers answer 503.`,
           resources: resources.of(users),
           fix:
             servers === 0
@@ -456,7 +487,7 @@ function priorityTies(reading: InstanceReading, resources: ResourceIndex): Findi
   }
   return [...groups].map(([id, group]) =>
     finding('priority_tie', reading.source, id, 'warning', {
-      message: `Routers ${listed(group.routers)} in Traefik ${reading.source} all match Host ${listed([...group.hosts].sort())} on entry point ${[...group.entryPoints].sort().join(', ')} with priority ${group.priority}: Traefik picks one of them arbitrarily.`,
+      message: `Routers ${listed(group.routers)} in ${instanceName(reading.source)} all match Host ${listed([...group.hosts].sort())} on entry point ${[...group.entryPoints].sort().join(', ')} with priority ${group.priority}: Traefik picks one of them arbitrarily.`,
       resources: resources.of(group.routers),
       fix: 'Give the router that should win a higher priority (the resource\u2019s priority setting), or make their Host rules distinct.',
     }),

@@ -2,7 +2,7 @@
  * A fake Traefik API on node:http 127.0.0.1 for the live-status tests (API.md §4.19): the lists of
  * `/api/{http,tcp,udp}/…` and `/api/entrypoints` with Traefik's paging (`per_page`, `page`,
  * `X-Next-Page`, 1 on the last page), `/api/version` and `/api/overview`, all mutable. `load()` fills
- * the HTTP lists the way Traefik 3.7 reports a provider document (shapes measured on 3.7.15, see
+ * the HTTP, TCP and UDP lists the way Traefik 3.7 reports a provider document (shapes measured on 3.7.15, see
  * /tmp/live-shared.md): qualified middlewares, default entry points, priority = rule length when
  * unset, `tls: {}` → `{options: "default"}`. Faults: `down()` (connection refused), `mode = '500'`,
  * `mode = 'hang'` (never answers; `close()` ends those sockets).
@@ -30,7 +30,7 @@ export interface FakeTraefikApi {
   pageSize: number | null;
   /** every request's path and query, in order */
   requests: string[];
-  /** Fills the HTTP lists from a provider document as Traefik reports it (our routers `@http`). */
+  /** Fills the lists from a provider document as Traefik reports it (our objects `@http`). */
   load(document: Record<string, any>): void;
   /** One HTTP router by its full name (`x@http`), to change in place. */
   router(name: string): TraefikItem;
@@ -106,6 +106,20 @@ export async function startFakeTraefikApi(): Promise<FakeTraefikApi> {
         services: reportedServices(document.http?.services),
         middlewares: reportedMiddlewares(document.http?.middlewares),
       };
+      // Traefik lists every configured object, used or not (measured on 3.7.15)
+      const named = (objects: Record<string, any> = {}) =>
+        Object.entries(objects).map(([key, object]) => ({
+          ...object,
+          status: 'enabled',
+          name: `${key}@http`,
+          provider: 'http',
+        }));
+      fake.lists.tcp = {
+        routers: named(document.tcp?.routers),
+        services: named(document.tcp?.services),
+        middlewares: named(document.tcp?.middlewares),
+      };
+      fake.lists.udp = { routers: named(document.udp?.routers), services: named(document.udp?.services) };
     },
     router(name) {
       const found = fake.lists.http.routers.find((r) => r.name === name);

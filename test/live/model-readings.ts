@@ -102,3 +102,32 @@ export function service(
     type: 'loadbalancer',
   };
 }
+
+/**
+ * What Traefik lists besides the HTTP routers once it took `config` (every middleware and service,
+ * used or not, and the TCP/UDP routers; measured on 3.7.15), as `reading()` parts, names only.
+ */
+export function objectsOf(config: JsonObject): {
+  middlewares: TraefikObject[];
+  services: TraefikObject[];
+  tcpRouters: TraefikObject[];
+  tcpServices: TraefikObject[];
+  tcpMiddlewares: TraefikObject[];
+  udpRouters: TraefikObject[];
+  udpServices: TraefikObject[];
+} {
+  const names = (protocol: string, kind: string): TraefikObject[] => {
+    const section = config[protocol] as JsonObject | undefined;
+    const list = (section?.[kind] ?? {}) as Record<string, unknown>;
+    return Object.keys(list).map((key) => ({ status: 'enabled', name: `${key}@http`, provider: 'http' }));
+  };
+  return {
+    middlewares: names('http', 'middlewares'),
+    services: names('http', 'services'),
+    tcpRouters: names('tcp', 'routers'),
+    tcpServices: names('tcp', 'services'),
+    tcpMiddlewares: names('tcp', 'middlewares'),
+    udpRouters: names('udp', 'routers'),
+    udpServices: names('udp', 'services'),
+  };
+}

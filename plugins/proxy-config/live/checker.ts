@@ -39,6 +39,8 @@ export interface LiveCheckerOptions {
   mode: () => 'pangolin' | 'traefik';
   /** true when `proxy.traefik_version` names the version (no version_unknown finding then) */
   versionSet: boolean;
+  /** `proxy.traefik_version` as set ('' or absent: unset), named by document_behind when the instance runs another */
+  versionSetting?: string;
   publish: (type: 'live' | 'diagnosis', data: object) => void;
   log: { warn(obj: object, msg: string): void; debug(obj: object, msg: string): void };
   /** how an instance is read; default readInstance (HTTP) */
@@ -267,9 +269,14 @@ export class LiveChecker {
     this.stats.compared += 1;
     let document: Document = 'unknown';
     if (reading.reachable) {
-      const running = kept.find((doc) => runsDocument(reading, doc));
-      document = running ? 'current' : 'behind';
-      if (running) instance.taken = running;
+      const running = kept.filter((doc) => runsDocument(reading, doc));
+      document = running.length > 0 ? 'current' : 'behind';
+      // documents that differ only inside a middleware or a service look alike in Traefik's API: the
+      // one the instance was seen running stays taken while it still matches (a newer look-alike may
+      // have been refused); otherwise the newest it runs
+      const taken = instance.taken;
+      const stays = taken !== null && (running.includes(taken) || runsDocument(reading, taken));
+      if (running.length > 0 && !stays) instance.taken = running[0];
     }
     if (document !== instance.document) {
       instance.document = document;
@@ -283,6 +290,7 @@ export class LiveChecker {
       taken: instance.taken,
       routerOf: routerOf.map,
       versionKnown: reading.version !== null || this.options.versionSet,
+      versionSetting: this.options.versionSetting || null,
     });
     instance.result = { key, reading, states, findings, checkedAt };
   }

@@ -43,6 +43,7 @@ async function liveStatus(app: FastifyInstance): Promise<void> {
     resources: () => app.resources.list(),
     mode: () => app.datasources.active()?.source.type ?? 'pangolin',
     versionSet: app.config.proxy.traefik_version !== '',
+    versionSetting: app.config.proxy.traefik_version,
     publish: (type, data) => app.events.publish(type, data),
     log: app.log.child({ component: 'live-check' }),
   });
