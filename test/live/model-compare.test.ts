@@ -148,6 +148,15 @@ test('service and middlewares compare qualified on both sides; qualified names o
   // Traefik lists the service as written, or qualified: both are `app-v2@http`
   t.is(states(reportedWith('1-app-router@http', { service: 'app-v2@http' }))?.state, 'live');
   t.is(states(reportedWith('1-app-router@http', { service: 'app-v2@docker' }))?.state, 'outdated');
+  // ours names another provider's service of the same length as `<name>@http`: Traefik's unqualified `app` is app@http
+  const fileService = expectDocument(servedWith('1-app-router', { service: 'app@file' }), 'e', 1);
+  const reportedApp = reportedWith('1-app-router@http', { service: 'app' });
+  t.is(
+    instanceStates(reading({ routers: reportedApp }), [fileService], ROUTER_OF).get('1-app-router')?.state,
+    'outdated',
+  );
+  const reportedFile = reportedWith('1-app-router@http', { service: 'app@file' });
+  t.is(instanceStates(reading({ routers: reportedFile }), [fileService], ROUTER_OF).get('1-app-router')?.state, 'live');
   // crowdsec@file is not ours: `crowdsec@http` is another middleware
   const middlewares = ['1-app-router_headers@http', 'authelia@http', 'crowdsec@http', 'rate-limit@http', 'badger@http'];
   t.deepEqual(states(reportedWith('1-app-router@http', { middlewares }))?.errors, [
