@@ -174,11 +174,9 @@ traefikTest(test, TRAEFIK_BIN_OLD)(
   },
 );
 
-// Known misread (reported to issue 26's checker): the checker knows which document an instance runs
-// only by its routers, so a generation that changes no router (a new middleware) counts as taken
-// even when Traefik refused it; a later router change then finds "no key new since the last document
-// it took". `failing` until the checker keeps the oldest document with the same routers as taken.
-(TRAEFIK_BIN_OLD ? test.serial.failing : test.serial.skip)(
+// A generation that changes no router (a new middleware) and that Traefik refused is not taken: the
+// checker also compares the names of the instance's middlewares and services with the document's.
+(TRAEFIK_BIN_OLD ? test.serial : test.serial.skip)(
   `Traefik ${TRAEFIK_VERSION_OLD}: a refused middleware created before its assignment is named by document_behind`,
   async (t) => {
     const old = await startLiveStack(t, {
@@ -196,7 +194,7 @@ traefikTest(test, TRAEFIK_BIN_OLD)(
     });
     t.is(created.status, 201, created.text);
     await waitFor(() => /field not found, node: timeout/.test(old.traefik.log()) || null, 5_000);
-    // a check after Traefik refused it (the checker sees the same routers: "current")
+    // a check after Traefik refused it
     const refusedAt = Date.now();
     await waitFor(async () => Date.parse((await diagnosis(old)).checked_at) > refusedAt + 1_000, 3_000, 100);
     t.log(`instance after the refusal: ${JSON.stringify((await diagnosis(old)).instances[0])}`);
@@ -207,5 +205,12 @@ traefikTest(test, TRAEFIK_BIN_OLD)(
     const behind = await waitForFinding(old, (f) => f.kind === 'document_behind', Date.now());
     t.log(behind.finding.message);
     t.true(behind.finding.message.includes('http.middlewares.retry-37'), 'names the refused middleware');
+    t.log(`fix: ${behind.finding.fix}`);
+    t.true(
+      behind.finding.fix.startsWith(
+        `proxy.traefik_version is ${TRAEFIK_VERSION} but this instance runs ${TRAEFIK_VERSION_OLD}`,
+      ),
+      'names the version mismatch',
+    );
   },
 );
