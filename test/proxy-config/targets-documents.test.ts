@@ -1,6 +1,6 @@
 /** What a target's document holds and how it is served: selection, pruning, renames, extra middlewares, ETags, schema. */
 import test from 'ava';
-import { rm, writeFile } from 'node:fs/promises';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { waitFor } from '../helpers/wait.ts';
@@ -148,10 +148,13 @@ test('entry points are renamed and the target middlewares appended to every HTTP
   t.deepEqual(full.http.routers['1-Nextcloud-router'].entryPoints, ['websecure'], 'the default document is untouched');
 
   // a hand edit may name a middleware that does not exist: reported in the status, not emitted
+  // saved by rename, as editors do: a busy machine cannot show the watcher a half-written file
+  const edge = path.join(h.dataDir, 'targets', 'edge.yaml');
   await writeFile(
-    path.join(h.dataDir, 'targets', 'edge.yaml'),
+    `${edge}.edit.tmp`,
     'name: Edge\nmiddlewares: [authelia, ghost]\nexclude:\n  resources: [gone-resource]\n',
   );
+  await rename(`${edge}.edit.tmp`, edge);
   const status = await waitFor(async () => {
     const s = await h.call('GET', '/api/proxy-config/status');
     return s.json.dangling_references.some((d: { ref: string }) => d.ref === '/api/middlewares/ghost') ? s : null;
