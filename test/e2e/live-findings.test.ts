@@ -153,9 +153,10 @@ traefikTest(test, TRAEFIK_BIN_OLD)(
     const instance = await waitFor(async () => {
       const found = (await diagnosis(old)).instances[0];
       return found.document === 'behind' ? found : null;
-    }, 5_000);
+      // the previous document counts as current until superseded live.settle_s×3 (3 s) ago
+    }, 15_000);
     t.log(`document behind ${((Date.now() - changed) / 1000).toFixed(1)} s after the change, since ${instance.since}`);
-    const behind = await waitForFinding(old, (f) => f.kind === 'document_behind', changed);
+    const behind = await waitForFinding(old, (f) => f.kind === 'document_behind', changed, 15_000);
     t.log(`${behind.finding.id}: ${behind.finding.message}`);
     t.log(`fix: ${behind.finding.fix}`);
     t.true(behind.finding.message.includes('http.services.2-late-service.middlewares'), 'names the new key');
@@ -202,7 +203,7 @@ traefikTest(test, TRAEFIK_BIN_OLD)(
       middleware_id: 'retry-37',
     });
     t.is(assigned.status, 200, assigned.text);
-    const behind = await waitForFinding(old, (f) => f.kind === 'document_behind', Date.now());
+    const behind = await waitForFinding(old, (f) => f.kind === 'document_behind', Date.now(), 15_000);
     t.log(behind.finding.message);
     t.true(behind.finding.message.includes('http.middlewares.retry-37'), 'names the refused middleware');
     t.log(`fix: ${behind.finding.fix}`);

@@ -93,6 +93,7 @@ export async function waitForFinding(
   stack: Stack,
   match: (finding: Finding) => boolean,
   since: number,
+  timeoutMs = 5_000,
 ): Promise<{ finding: Finding; seconds: number }> {
   let last: unknown;
   try {
@@ -101,7 +102,7 @@ export async function waitForFinding(
         last = await diagnosis(stack);
         return ((last as any).findings as Finding[]).find(match) ?? null;
       },
-      5_000,
+      timeoutMs,
       100,
     );
     return { finding, seconds: (Date.now() - since) / 1000 };
