@@ -134,3 +134,16 @@ test('a check with nothing changed reuses the previous results without comparing
   t.true(stats.compared > compared);
   t.is((await h.live(NEXTCLOUD.id)).state, before.state);
 });
+
+test('before its first check a configured Traefik instance is listed with document unknown', async (t) => {
+  // no check runs: the settle time and the interval are an hour and a day away
+  const h = await liveHarness(t, { settle_s: 3600, interval_s: 86_400 });
+  const before = await h.diagnosis();
+  t.is(before.checked_at, null);
+  t.deepEqual(before.instances, [
+    { source: 'traefik', reachable: false, version: null, document: 'unknown', since: null },
+  ]);
+  h.follow();
+  const after = await h.diagnosis('?refresh=true');
+  t.like(after.instances[0], { source: 'traefik', reachable: true, document: 'current' });
+});

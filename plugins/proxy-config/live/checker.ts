@@ -139,6 +139,8 @@ export class LiveChecker {
   }
 
   diagnosis(): Diagnosis {
+    // configured instances are listed before their first check (document `unknown`), and removed ones go
+    this.syncInstances();
     const instances = this.ordered().map((instance) => ({
       source: instance.name,
       reachable: instance.result?.reading.reachable ?? false,
