@@ -86,7 +86,7 @@ test('live and diagnosis events follow a flapping instance (down, up, down) with
 });
 
 test('a Traefik that answers 500 or hangs leaves every resource unknown with the reason', async (t) => {
-  const h = await liveHarness(t, { timeout_ms: 1000 });
+  const h = await liveHarness(t, { timeout_ms: 3000 });
   h.follow();
   await h.until(async () => (await h.live(NEXTCLOUD.id)).state === 'live');
   h.traefik.mode = '500';
@@ -98,7 +98,7 @@ test('a Traefik that answers 500 or hangs leaves every resource unknown with the
   h.traefik.mode = 'hang';
   const hung = await h.until(async () => {
     const value = await h.live(NEXTCLOUD.id);
-    return /did not answer within 1000 ms/.test(value.instances[0].errors[0] ?? '') ? value : null;
+    return /did not answer within 3000 ms/.test(value.instances[0].errors[0] ?? '') ? value : null;
   });
   t.is(hung.state, 'unknown');
   h.traefik.mode = 'ok';
