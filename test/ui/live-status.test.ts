@@ -47,7 +47,15 @@ uiTest(
   async (t, { server, browser, page, problems }) => {
     // the fake Traefik runs the document we serve, but refuses one router the way Traefik 3.7 does;
     // our `traefik` data source points at it
-    fake.load(await getJson(`${server.url}/api/proxy-config`));
+    const served = await getJson<any>(`${server.url}/api/proxy-config`);
+    // the instance has the entry points of the fixture's TCP/UDP routers (tcp-2222, udp-19132 …)
+    const used = new Set<string>();
+    for (const protocol of ['http', 'tcp', 'udp'])
+      for (const router of Object.values<any>(served[protocol]?.routers ?? {}))
+        for (const name of router.entryPoints ?? []) used.add(name);
+    for (const name of used)
+      if (!fake.lists.entrypoints.some((e) => e.name === name)) fake.lists.entrypoints.push({ name, address: ':0' });
+    fake.load(served);
     const resources = await getJson<ResourceView[]>(`${server.url}/api/resources?status=active`);
     const target = resources.find((resource) => resource.router === '2-Grafana-router@http');
     t.truthy(target, 'the fixture resource behind 2-Grafana-router');
