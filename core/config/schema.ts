@@ -56,10 +56,14 @@ export const ConfigSchema = Type.Object({
     static_config_path: Type.String(),
     // the Traefik version documents are gated for (API.md §4.9 G14); '' = read from Traefik's /api/version
     traefik_version: Type.String({ pattern: '^$|^v?[0-9]+\\.[0-9]+(\\.[0-9]+)?([-+].*)?$' }),
+    // host path mounted at Traefik's /plugins-local (API.md §4.20 vendoring); '' = vendoring off (503)
+    plugins_local_dir: Type.String(),
   }),
   // live status (API.md §4.19): a check of every Traefik instance settle_s after each generation, and every interval_s
   live: Type.Object({ settle_s: Int(0, 3600), interval_s: Int(1, 86_400) }),
   plugins_catalogue: Type.Object({ url: Type.String({ pattern: '^https?://' }), ttl_s: Int(0) }),
+  // the registry Traefik downloads plugins from (API.md §4.20): <url>/public/download/<module>/<version>
+  plugins_registry: Type.Object({ url: Type.String({ pattern: '^https?://' }) }),
   docker: Type.Object({ host: Type.String(), socket: Type.String() }),
   stack: Type.Object({ containers: StrList, project: Type.String() }),
   containers: Type.Object({
@@ -135,6 +139,8 @@ export const ENV_MAP: Record<string, string> = {
   ACTIVE_DATA_SOURCE: 'datasources.active',
   DISCOVERY_EMPTY_CONFIRMATIONS: 'discovery.empty_confirmations',
   PROXY_STATIC_CONFIG: 'proxy.static_config_path',
+  PROXY_PLUGINS_LOCAL_DIR: 'proxy.plugins_local_dir',
+  PLUGINS_REGISTRY_URL: 'plugins_registry.url',
   TRAEFIK_STATIC_CONFIG_PATH: 'proxy.static_config_path', // fallback, API.md §7
   PROXY_TRAEFIK_VERSION: 'proxy.traefik_version',
   LIVE_SETTLE_S: 'live.settle_s',
