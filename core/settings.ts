@@ -4,6 +4,8 @@ import type { YamlStore, StoreDocument } from './store/types.ts';
 
 export const SettingsSchema = Type.Object({
   proxy_static_config_path: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  /** the compose file publishing Gerbil's ports (API.md §4.20); wins over `stack.compose_file` */
+  compose_file: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   // Traefik's plugins-local directory on this host (API.md §4.20); wins over PROXY_PLUGINS_LOCAL_DIR
   plugins_local_dir: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   seeded_templates: Type.Optional(Type.Array(Type.String())),

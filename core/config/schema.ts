@@ -65,7 +65,8 @@ export const ConfigSchema = Type.Object({
   // the registry Traefik downloads plugins from (API.md §4.20): <url>/public/download/<module>/<version>
   plugins_registry: Type.Object({ url: Type.String({ pattern: '^https?://' }) }),
   docker: Type.Object({ host: Type.String(), socket: Type.String() }),
-  stack: Type.Object({ containers: StrList, project: Type.String() }),
+  // compose_file: the compose file that publishes Gerbil's ports (API.md §4.20; settings.yaml `compose_file` wins)
+  stack: Type.Object({ containers: StrList, project: Type.String(), compose_file: Type.String() }),
   containers: Type.Object({
     stop_timeout_s: Int(0),
     updates_ttl_s: Int(0),
@@ -150,6 +151,7 @@ export const ENV_MAP: Record<string, string> = {
   DOCKER_SOCKET: 'docker.socket',
   STACK_CONTAINERS: 'stack.containers',
   STACK_PROJECT: 'stack.project',
+  STACK_COMPOSE_FILE: 'stack.compose_file',
   CROWDSEC_URL: 'crowdsec.url',
   CROWDSEC_BOUNCER_KEY: 'crowdsec.bouncer_key',
   CROWDSEC_MACHINE_ID: 'crowdsec.machine_id',
