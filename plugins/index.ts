@@ -14,6 +14,7 @@ import resources from './resources/index.ts';
 import mtls from './mtls/index.ts';
 import proxyConfig from './proxy-config/index.ts';
 import traefikPlugins from './plugins/index.ts';
+import staticConfig from './static/index.ts';
 import ip from './ip/index.ts';
 import jobs from './jobs/index.ts';
 import containers from './container/index.ts';
@@ -35,6 +36,7 @@ export const builtinGroups: BuiltinGroup[] = [
   { name: 'resources', plugin: resources },
   { name: 'proxy-config', plugin: proxyConfig },
   { name: 'plugins', plugin: traefikPlugins },
+  { name: 'static', plugin: staticConfig },
   { name: 'ip', plugin: ip },
   // backup and jobs before container: its update jobs take pre-update backups on the job runner
   { name: 'backup', plugin: backups },

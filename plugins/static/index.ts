@@ -1,0 +1,56 @@
+/**
+ * The static configuration group (API.md §4.20): entry points for raw TCP/UDP resources under
+ * /api/static/entrypoints — the Traefik static config's `entryPoints` and the compose file's
+ * `services.gerbil.ports`, edited as YAML documents (comments and order kept, `.bak`, atomic).
+ */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import fp from 'fastify-plugin';
+import type { FastifyInstance } from 'fastify';
+import { staticConfigPath } from '../middlewares/index.ts';
+import { deleteSchema, listSchema, putSchema, syncSchema } from './schemas.ts';
+import { StaticService } from './service.ts';
+
+/** The compose file in effect: settings.yaml `compose_file` wins over `stack.compose_file` (STACK_COMPOSE_FILE). */
+export function composeFilePath(app: FastifyInstance): string | null {
+  return app.settings.get().compose_file || app.config.stack.compose_file || null;
+}
+
+async function staticGroup(app: FastifyInstance): Promise<void> {
+  const service = new StaticService({
+    staticPath: () => staticConfigPath(app),
+    composePath: () => composeFilePath(app),
+    served: () => app.proxyConfig.current()?.served ?? null,
+    resources: () => app.resources.list(),
+  });
+  await app.register(routes, { service });
+}
+
+/** The HTTP routes, encapsulated so their hooks never leak. */
+async function routes(parent: FastifyInstance, { service }: { service: StaticService }): Promise<void> {
+  const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
+  const config = { auth: 'config' as const };
+
+  scope.get('/api/static/entrypoints', { config, schema: listSchema }, async () => service.list());
+
+  scope.put('/api/static/entrypoints/:name', { config, schema: putSchema }, async (request, reply) => {
+    const entry = await service.put(request.params.name, request.body.address);
+    return reply.header('x-restart-required', 'true').send(entry);
+  });
+
+  scope.delete('/api/static/entrypoints/:name', { config, schema: deleteSchema }, async (request, reply) => {
+    await service.remove(request.params.name);
+    return reply.header('x-restart-required', 'true').code(204).send();
+  });
+
+  scope.post('/api/static/entrypoints/sync', { config, schema: syncSchema }, async (request, reply) => {
+    const result = await service.sync(request.body?.dry_run === true);
+    if (result.restart_required.length > 0 && !result.dry_run) reply.header('x-restart-required', 'true');
+    return result;
+  });
+}
+
+export default fp(staticGroup, {
+  name: 'static',
+  dependencies: ['middlewares', 'resources', 'proxy-config'],
+  decorators: { fastify: ['settings', 'config', 'resources', 'proxyConfig'] },
+});

@@ -1,0 +1,67 @@
+/** TypeBox schemas of the static configuration group (API.md §4.20): requests, and responses per status code. */
+import { Type } from '@sinclair/typebox';
+import { ErrorBody, NoBody } from '../../model/schemas.ts';
+
+/** Traefik's entry point names (the names its static config and routers' `entryPoints` accept). */
+export const ENTRY_POINT_NAME = '^[A-Za-z0-9_-]+$';
+
+const tags = ['static'];
+const Errors = { 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, 503: ErrorBody } as const;
+const Name = Type.String({ pattern: ENTRY_POINT_NAME, maxLength: 128, description: 'entry point name' });
+const Nullable = <T extends ReturnType<typeof Type.String | typeof Type.Integer | typeof Type.Boolean>>(schema: T) =>
+  Type.Union([schema, Type.Null()]);
+
+const EntryPoint = Type.Object({
+  name: Type.String(),
+  address: Nullable(Type.String()),
+  protocol: Type.Union([Type.Literal('tcp'), Type.Literal('udp')]),
+  port: Nullable(Type.Integer()),
+  in_static_config: Type.Boolean(),
+  published_on_gerbil: Nullable(Type.Boolean({ description: 'null when no compose file is configured' })),
+  used_by: Type.Array(Type.String(), { description: 'ids of resources whose routers use it' }),
+  routers: Type.Array(Type.String(), { description: "the served document's routers that use it" }),
+});
+
+export const listSchema = {
+  tags,
+  summary: "Traefik's entry points, and the ones routers use that are missing",
+  response: { 200: Type.Array(EntryPoint), ...Errors },
+};
+
+export const putSchema = {
+  tags,
+  summary: 'Adds an entry point to the Traefik static config or sets its address',
+  params: Type.Object({ name: Name }),
+  body: Type.Object(
+    { address: Type.String({ maxLength: 16, description: '":<port>" or ":<port>/udp", port 1-65535' }) },
+    { additionalProperties: false },
+  ),
+  response: {
+    200: Type.Intersect([EntryPoint, Type.Object({ restart_required: Type.Array(Type.String()) })]),
+    ...Errors,
+  },
+};
+
+export const deleteSchema = {
+  tags,
+  summary: 'Removes an entry point no router uses from the Traefik static config',
+  params: Type.Object({ name: Name }),
+  response: { 204: NoBody, ...Errors },
+};
+
+export const syncSchema = {
+  tags,
+  summary: 'Adds every missing tcp-<port>/udp-<port> entry point and publishes its port on Gerbil',
+  body: Type.Optional(Type.Object({ dry_run: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
+  response: {
+    200: Type.Object({
+      dry_run: Type.Boolean(),
+      added: Type.Array(Type.String()),
+      published: Type.Array(Type.String()),
+      skipped: Type.Array(Type.Object({ name: Type.String(), reason: Type.String() })),
+      compose_file: Nullable(Type.String()),
+      restart_required: Type.Array(Type.String()),
+    }),
+    ...Errors,
+  },
+};
