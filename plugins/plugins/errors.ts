@@ -1,5 +1,5 @@
 /** Errors of the Plugins group, built on the core catalogue ids (API.md §2.4, §4.6). */
-import { errors, validationError, type ErrorDetail } from '../../core/errors/app-error.ts';
+import { AppError, errors, validationError, type ErrorDetail } from '../../core/errors/app-error.ts';
 
 export const pluginErrors = {
   noPath: () =>
@@ -34,4 +34,15 @@ export const pluginErrors = {
       { path: '/version', message: `is required: ${module} is not a middleware in the plugin catalogue` },
     ]),
   invalid: (pointer: string, message: string) => validationError([{ path: pointer, message }]),
+  /** A plugin zip refused by vendoring (API.md §4.20); `cause` says which check failed. */
+  invalidArchive: (cause: string) => new AppError(422, 'invalid_archive', `plugin archive refused: ${cause}`),
+  noLocalDir: () =>
+    errors.notConfigured(
+      "no plugins_local_dir is set (settings.yaml plugins_local_dir or PROXY_PLUGINS_LOCAL_DIR): the host path of Traefik's plugins-local directory",
+    ),
+  registryDown: (url: string, message: string) =>
+    errors.upstreamUnavailable(`plugin registry download ${url} failed: ${message}`),
+  notVendored: (key: string) => errors.notFound(`plugin ${key} is not vendored`),
+  localDirUnusable: (dir: string, message: string) =>
+    errors.conflict(`plugins_local_dir ${dir} cannot be used: ${message}`, [{ path: dir, message }]),
 };

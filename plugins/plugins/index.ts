@@ -18,9 +18,12 @@ import {
   listSchema,
   putConfigPathSchema,
   removeSchema,
+  unvendorSchema,
   usageSchema,
+  vendorSchema,
 } from './schemas.ts';
 import { PluginService } from './service.ts';
+import { UPLOAD_LIMIT, VendoredSchema, type VendoredFile } from './vendor.ts';
 import { warnSeededEnv } from '../../core/config/env-origins.ts';
 
 async function plugins(app: FastifyInstance): Promise<void> {
@@ -50,6 +53,16 @@ async function plugins(app: FastifyInstance): Promise<void> {
     // the mTLS plugin check and the generated config read the static config: regenerate
     onChanged: () => app.proxyConfig.invalidate(),
     log,
+    vendor: {
+      localDir: () => app.settings.get().plugins_local_dir || app.config.proxy.plugins_local_dir || null,
+      registryUrl: () => app.config.plugins_registry.url,
+      records: await app.store.document<VendoredFile>({
+        path: 'plugins-vendored.yaml',
+        schema: VendoredSchema,
+        initial: () => ({ plugins: {} }),
+      }),
+      now: app.now,
+    },
   });
   await app.register(routes, { service });
 }
@@ -91,6 +104,24 @@ async function routes(parent: FastifyInstance, { service }: { service: PluginSer
     await service.remove(key ? { key } : body);
     return restart(reply).code(204).send();
   });
+
+  // vendoring takes the plugin's zip as is (API.md §4.20: ≤ 20 MiB)
+  scope.addContentTypeParser('application/zip', { parseAs: 'buffer', bodyLimit: UPLOAD_LIMIT }, (_r, body, done) =>
+    done(null, body),
+  );
+
+  scope.post(
+    '/api/plugins/:key/vendor',
+    { config, schema: vendorSchema, bodyLimit: UPLOAD_LIMIT },
+    async (request, reply) => {
+      const upload = Buffer.isBuffer(request.body) && request.body.length > 0 ? request.body : undefined;
+      return restart(reply).send(await service.vendor(request.params.key, upload));
+    },
+  );
+
+  scope.delete('/api/plugins/:key/vendor', { config, schema: unvendorSchema }, async (request, reply) =>
+    restart(reply).send(await service.unvendor(request.params.key)),
+  );
 
   scope.get('/api/plugins/configpath', { config, schema: configPathSchema }, async () =>
     describePath(configPathOf(app.settings, app.config.proxy.static_config_path)),

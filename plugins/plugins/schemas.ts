@@ -30,6 +30,10 @@ export const Plugin = Type.Object({
   status: Type.Union([Type.Literal('configured'), Type.Literal('loaded'), Type.Literal('error')]),
   error: Type.Union([Type.String(), Type.Null()]),
   used_by: Type.Array(Type.String(), { description: 'ids of middlewares whose plugin config uses the key' }),
+  vendored: Type.Union([
+    Type.Object({ version: Type.String(), sha256: Type.String(), at: Type.String() }),
+    Type.Null(),
+  ]),
 });
 export type PluginView = Static<typeof Plugin>;
 
@@ -156,4 +160,40 @@ export const putConfigPathSchema = {
   summary: 'Set the Traefik static config path (persisted in settings.yaml)',
   body: ConfigPathBody,
   response: { 200: ConfigPath, ...Errors },
+};
+
+const KeyParams = Type.Object({ key: Type.String({ minLength: 1, maxLength: 200 }) });
+export const vendorSchema = {
+  tags,
+  summary: "Vendor a plugin: unpack it into Traefik's plugins-local dir and move it to experimental.localPlugins",
+  description:
+    'Without a body the zip is downloaded from <plugins_registry.url>/public/download/<module>/<version>; an application/zip body (≤ 20 MiB) is used as is.',
+  params: KeyParams,
+  response: {
+    200: Type.Object({
+      key: Type.String(),
+      module_name: Type.String(),
+      version: Type.String(),
+      local: Type.Literal(true),
+      path: Type.String(),
+      sha256: Type.String(),
+      restart_required: Type.Array(Type.String()),
+    }),
+    413: ErrorBody,
+    ...Errors,
+  },
+};
+export const unvendorSchema = {
+  tags,
+  summary: 'Stop vendoring a plugin: back to experimental.plugins with the vendored version',
+  params: KeyParams,
+  response: {
+    200: Type.Object({
+      key: Type.String(),
+      module_name: Type.String(),
+      version: Type.String(),
+      restart_required: Type.Array(Type.String()),
+    }),
+    ...Errors,
+  },
 };

@@ -20,6 +20,7 @@ import {
 } from './static-config-edit.ts';
 import { pluginStatuses } from './status.ts';
 import { pluginUsers, resourcesUsing, type MiddlewareSource } from './usage.ts';
+import { unvendorPlugin, vendorPlugin, type VendorOptions, type VendorResult } from './vendor.ts';
 
 export interface PluginServiceOptions {
   /** The static config path in effect (settings.yaml wins), or null. */
@@ -31,6 +32,8 @@ export interface PluginServiceOptions {
   /** Called after the static config changed (the provider regenerates: the mTLS plugin state may differ). */
   onChanged: () => void;
   log: { debug(obj: object, msg: string): void; info(obj: object, msg: string): void };
+  /** Vendoring (API.md §4.20): the local plugins dir, the registry and the records. */
+  vendor: Omit<VendorOptions, 'staticConfigPath'>;
 }
 
 export interface InstallOutcome {
@@ -60,15 +63,20 @@ export class PluginService {
     }
     const statusOf = await pluginStatuses(this.options.explorer, this.options.log);
     const users = pluginUsers(this.options.middlewares);
+    const vendored = this.options.vendor.records.get().plugins;
     return declared.entries
-      .map((entry): PluginView => ({
-        key: entry.key,
-        module_name: entry.module_name,
-        version: entry.version,
-        local: entry.local,
-        ...statusOf(entry.key),
-        used_by: users.get(entry.key) ?? [],
-      }))
+      .map((entry): PluginView => {
+        const record = entry.local ? vendored[entry.key] : undefined;
+        return {
+          key: entry.key,
+          module_name: entry.module_name,
+          version: entry.version,
+          local: entry.local,
+          ...statusOf(entry.key),
+          used_by: users.get(entry.key) ?? [],
+          vendored: record ? { version: record.version, sha256: record.sha256, at: record.at } : null,
+        };
+      })
       .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : Number(a.local) - Number(b.local)));
   }
 
@@ -173,6 +181,26 @@ export class PluginService {
       await saveStaticConfig(loaded);
       this.options.log.info({ keys: found.map((f) => f.key), file }, 'plugin removed from the Traefik static config');
       this.options.onChanged();
+    });
+  }
+
+  /** POST /api/plugins/:key/vendor (API.md §4.20): download or `upload`, unpack, move to localPlugins. */
+  vendor(key: string, upload: Buffer | undefined): Promise<VendorResult> {
+    return this.serial(async () => {
+      const result = await vendorPlugin({ ...this.options.vendor, staticConfigPath: () => this.path() }, key, upload);
+      this.options.log.info({ key, version: result.version, sha256: result.sha256 }, 'plugin vendored');
+      this.options.onChanged();
+      return result;
+    });
+  }
+
+  /** DELETE /api/plugins/:key/vendor: back to `experimental.plugins` with the vendored version. */
+  unvendor(key: string): Promise<{ key: string; module_name: string; version: string; restart_required: ['traefik'] }> {
+    return this.serial(async () => {
+      const result = await unvendorPlugin({ ...this.options.vendor, staticConfigPath: () => this.path() }, key);
+      this.options.log.info({ key, version: result.version }, 'plugin no longer vendored');
+      this.options.onChanged();
+      return result;
     });
   }
 

@@ -149,3 +149,38 @@ export function entryFields(node: unknown): { moduleName: string | null; version
   };
   return { moduleName: field('moduleName'), version: field('version') };
 }
+
+/**
+ * Moves `experimental.<from>.<key>` to `experimental.<to>.<key>` (vendoring, API.md §4.20): the
+ * same pair node moves, so its comments and other settings stay; `version` and `hash` are set for
+ * `plugins` and dropped for `localPlugins`. Returns false when the key is not in `from`.
+ */
+export function movePlugin(
+  loaded: LoadedStaticConfig,
+  from: PluginSectionName,
+  to: PluginSectionName,
+  key: string,
+  fields: { moduleName: string; version?: string },
+): boolean {
+  const source = pluginSections(loaded)[from];
+  const pair = source?.items.find((item) => (isScalar(item.key) ? String(item.key.value) : String(item.key)) === key);
+  if (!pair) return false;
+  // a comment above the section's first key belongs to the map node: it travels with that key
+  if (source!.items[0] === pair && source!.commentBefore && isScalar(pair.key) && !pair.key.commentBefore) {
+    pair.key.commentBefore = source!.commentBefore;
+    source!.commentBefore = undefined;
+  }
+  const target = ensureSection(loaded, to);
+  let value = pair.value;
+  if (!isMap(value)) value = loaded.doc.createNode({});
+  const map = value as YAMLMap;
+  map.set('moduleName', fields.moduleName);
+  if (fields.version) map.set('version', fields.version);
+  else map.delete('version');
+  map.delete('hash');
+  pair.value = map;
+  target.delete(key);
+  target.items.push(pair as never);
+  deletePlugin(loaded, from, key);
+  return true;
+}

@@ -22,6 +22,7 @@ test('GET /api/plugins lists plugins and localPlugins by key, with used_by and s
       status: 'loaded',
       error: null,
       used_by: [],
+      vendored: null,
     },
     {
       key: 'crowdsec',
@@ -31,6 +32,7 @@ test('GET /api/plugins lists plugins and localPlugins by key, with used_by and s
       status: 'loaded',
       error: null,
       used_by: [bouncer],
+      vendored: null,
     },
     {
       key: 'myplugin',
@@ -40,6 +42,7 @@ test('GET /api/plugins lists plugins and localPlugins by key, with used_by and s
       status: 'configured',
       error: null,
       used_by: [],
+      vendored: null,
     },
   ]);
 });
