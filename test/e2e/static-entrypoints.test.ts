@@ -80,7 +80,7 @@ e2e(
     await waitFor(() => {
       const served = stack.sm.app.proxyConfig.current()?.served as { tcp?: { routers?: object } } | undefined;
       return served?.tcp?.routers !== undefined && '11-raw-router' in served.tcp.routers;
-    });
+    }, 2_000);
     t.is(await roundTrip(port, 'before\n'), null, 'nothing listens on the port before the sync');
 
     const listed = await stack.sm.call('GET', '/api/static/entrypoints');
@@ -103,6 +103,6 @@ e2e(
     await stack.traefik.restart();
     const [router] = await stack.traefik.waitForRouters(['11-raw-router'], 'tcp');
     t.is(router.status, 'enabled', JSON.stringify(router));
-    t.is(await waitFor(() => roundTrip(port, 'through the new entry point\n')), 'through the new entry point\n');
+    t.is(await waitFor(() => roundTrip(port, 'through the new entry point\n'), 2_000), 'through the new entry point\n');
   },
 );
