@@ -17,7 +17,7 @@ import { ResourceFile, type ResourceFileData, type ResourceListFilter } from './
 import { ResourceService } from './service.ts';
 import { DiscoverySync, type SyncReport } from './sync.ts';
 import { jsonSafe, type ResourceView } from './views.ts';
-import { NOT_CHECKED } from '../proxy-config/live/schemas.ts';
+import { NOT_CHECKED } from '../../model/live/schemas.ts';
 
 export type { ResourceView } from './views.ts';
 export type { SyncReport } from './sync.ts';

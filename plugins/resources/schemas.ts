@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Service } from '../services/schemas.ts';
 import { ErrorResponses, IdParams, NoBody, Paging, Slug } from '../../model/schemas.ts';
 import { CONFIG_SCHEMAS, ConfigFile, Nullable, type ConfigKind } from '../../model/resource-config.ts';
-import { LiveState, ResourceLiveSchema } from '../proxy-config/live/schemas.ts';
+import { LiveState, ResourceLiveSchema } from '../../model/live/schemas.ts';
 
 const SourceKind = Type.Union([Type.Literal('pangolin'), Type.Literal('traefik')]);
 const Status = Type.Union([Type.Literal('active'), Type.Literal('disabled')]);

@@ -21,7 +21,7 @@ import type {
   LiveState,
   ResourceLive,
 } from '../../../model/live/types.ts';
-import type { UpstreamSource } from '../../datasource/upstream-client.ts';
+import type { UpstreamSource } from '../../datasource/index.ts';
 import { DocumentWindow, type GenerationLike } from './documents.ts';
 import { readInstance, type Read } from './reading.ts';
 import { NOT_CHECKED } from './schemas.ts';

@@ -4,7 +4,7 @@
  * while they are read, so a check can tell "nothing changed" without comparing anything.
  */
 import { createHash } from 'node:crypto';
-import { fetchTraefikList, fetchTraefikObject, type UpstreamSource } from '../../datasource/upstream-client.ts';
+import { fetchTraefikList, fetchTraefikObject, type UpstreamSource } from '../../datasource/index.ts';
 import type { InstanceReading, TraefikObject } from '../../../model/live/types.ts';
 
 /** The lists a check reads, in the order their hashes enter the fingerprint. */

@@ -1,46 +1,10 @@
 /** TypeBox schemas of the live status (API.md §4.19): Resource `live`, the Diagnosis and its query. */
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable } from '../../../model/resource-config.ts';
-import {
-  LIVE_STATES_WORST_FIRST,
-  type Diagnosis as DiagnosisType,
-  type ResourceLive,
-} from '../../../model/live/types.ts';
+import type { Diagnosis as DiagnosisType, ResourceLive } from '../../../model/live/types.ts';
+import { ResourceLiveSchema } from '../../../model/live/schemas.ts';
 
-export const LiveState = Type.Union(
-  [
-    Type.Literal('disabled'),
-    Type.Literal('missing'),
-    Type.Literal('outdated'),
-    Type.Literal('warning'),
-    Type.Literal('live'),
-    Type.Literal('unknown'),
-  ],
-  { description: `worst first: ${LIVE_STATES_WORST_FIRST.join(' > ')}` },
-);
-
-export const ResourceLiveSchema = Type.Object(
-  {
-    state: LiveState,
-    checked_at: Nullable(Type.String()),
-    instances: Type.Array(
-      Type.Object({
-        source: Type.String({ description: 'the traefik data source' }),
-        state: LiveState,
-        errors: Type.Array(Type.String(), { description: "Traefik's error texts, verbatim" }),
-        traefik_version: Nullable(Type.String()),
-      }),
-    ),
-  },
-  { description: 'what the Traefik instances run for this resource (§4.19); state: the worst instance state' },
-);
-
-/** Resource `live` without any Traefik instance, or before the checker is loaded. */
-export const NOT_CHECKED: ResourceLive = Object.freeze({
-  state: 'unknown' as const,
-  checked_at: null,
-  instances: Object.freeze([]) as unknown as ResourceLive['instances'],
-});
+export { LiveState, NOT_CHECKED, ResourceLiveSchema } from '../../../model/live/schemas.ts';
 
 const FindingKind = Type.Union([
   Type.Literal('traefik_unreachable'),
