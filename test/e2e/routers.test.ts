@@ -163,7 +163,12 @@ e2e('TLS: a plain-HTTP resource moved to websecure is served with Traefik’s de
   );
   t.is(reply.json.backend, 'plain');
   t.is(reply.json.headers['x-forwarded-proto'], 'https');
-  const router = await stack.traefik.api('/api/http/routers/4-plain-router@http');
+  // websecure has TLS of its own: the first document (entry point only) already answers there, so
+  // wait for Traefik to run the second one (the domains) rather than taking the first 200 as proof
+  const router = await waitFor(async () => {
+    const runtime = await stack.traefik.api('/api/http/routers/4-plain-router@http');
+    return runtime.tls?.domains ? runtime : null;
+  }, 2_000);
   t.deepEqual(router.tls.domains, [{ main: 'plain.test' }]);
   t.deepEqual(router.entryPoints, ['websecure']);
   const session = await handshake(stack.traefik.ports.websecure, 'plain.test');
