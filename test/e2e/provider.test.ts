@@ -4,7 +4,7 @@
  * hangs or answers `{}`; unchanged bytes never make Traefik reload (its
  * `traefik_config_reloads_total` metric), a changed document makes it reload once.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'ava';
 import { parse, stringify } from 'yaml';
@@ -117,7 +117,9 @@ async function timedHandEdit(
   const text = stringify(doc);
   await throttleOver();
   const started = performance.now();
-  await writeFile(file, text);
+  // saved by rename, as editors do (an in-place write can show the watcher the truncated file first)
+  await writeFile(`${file}.edit.tmp`, text);
+  await rename(`${file}.edit.tmp`, file);
   const served = waitFor(async () => (await providerText()).includes(marker), EDIT_BUDGET_MS, 20).then(
     () => performance.now() - started,
   );
