@@ -3,21 +3,20 @@
  * key order stay, a missing file is created, the previous bytes go to one rotating `<path>.bak`, and
  * the new bytes are written atomically.
  */
-import { readFile, stat } from 'node:fs/promises';
-import { isMap, isScalar, LineCounter, YAMLMap, type Document, type Node } from 'yaml';
+import { isMap, isScalar, YAMLMap } from 'yaml';
 import { writeAtomic } from '../../core/store/atomic-write.ts';
-import { parseYamlDocument } from '../../core/yaml-parse.ts';
+import {
+  ensureMap,
+  loadYamlDocumentFile,
+  mapAt,
+  rootOf as root,
+  YAML_STRINGIFY,
+  type YamlDocumentFile,
+} from '../../model/yaml-document-file.ts';
 import { pluginErrors } from './errors.ts';
 
 /** The static config as parsed for an edit. */
-export interface LoadedStaticConfig {
-  file: string;
-  /** The bytes read; null when the file did not exist. */
-  text: string | null;
-  mode: number;
-  doc: Document;
-  lines: LineCounter;
-}
+export type LoadedStaticConfig = YamlDocumentFile;
 
 /** The two plugin sections (null when absent); `experimental` is null when that key is absent. */
 export interface PluginSections {
@@ -28,52 +27,12 @@ export interface PluginSections {
 
 export type PluginSectionName = 'plugins' | 'localPlugins';
 
-const STRINGIFY = { lineWidth: 0, indent: 2 } as const;
-
 /** Reads and parses `file`; a missing file is an empty document; unreadable or invalid → 409 `conflict`. */
-export async function loadStaticConfig(file: string): Promise<LoadedStaticConfig> {
-  let text: string | null = null;
-  let mode = 0o644;
-  try {
-    text = await readFile(file, 'utf8');
-    mode = (await stat(file)).mode & 0o777;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    if (code !== 'ENOENT') throw pluginErrors.fileUnusable(file, null, `cannot be read (${code})`);
-  }
-  const lines = new LineCounter();
-  const doc = parseYamlDocument(text ?? '', { lineCounter: lines, uniqueKeys: true });
-  const first = doc.errors[0];
-  if (first) throw pluginErrors.fileUnusable(file, first.linePos?.[0]?.line ?? null, first.message.split('\n')[0]);
-  return { file, text, mode, doc, lines };
-}
-
-/** 1-based line of a node, when it came from the file. */
-function lineOf(loaded: LoadedStaticConfig, node: unknown): number | null {
-  const range = (node as Node | null)?.range;
-  return range ? loaded.lines.linePos(range[0]).line : null;
-}
-
-const isNullScalar = (node: unknown): boolean => isScalar(node) && (node.value === null || node.value === undefined);
-
-/** A mapping child of `parent`, null when absent (or an empty `key:`); anything else → 409 `conflict`. */
-function mapAt(loaded: LoadedStaticConfig, parent: YAMLMap, key: string, where: string): YAMLMap | null {
-  const node = parent.get(key, true);
-  if (node === undefined || isNullScalar(node)) return null;
-  if (isMap(node)) return node as YAMLMap;
-  throw pluginErrors.notMapping(loaded.file, where, lineOf(loaded, node));
-}
-
-/** The top-level mapping (created for an empty document); a list or scalar document → 409 `conflict`. */
-function root(loaded: LoadedStaticConfig, create: boolean): YAMLMap | null {
-  const { contents } = loaded.doc;
-  if (contents === null || isNullScalar(contents)) {
-    if (!create) return null;
-    loaded.doc.contents = new YAMLMap() as never;
-    return loaded.doc.contents as unknown as YAMLMap;
-  }
-  if (isMap(contents)) return contents as YAMLMap;
-  throw pluginErrors.notMapping(loaded.file, 'the top level', lineOf(loaded, contents));
+export function loadStaticConfig(file: string): Promise<LoadedStaticConfig> {
+  return loadYamlDocumentFile(file, false, {
+    unusable: (line, reason) => pluginErrors.fileUnusable(file, line, reason),
+    notMapping: (where, line) => pluginErrors.notMapping(file, where, line),
+  });
 }
 
 /** The plugin sections, checked to be mappings (409 `conflict` otherwise). */
@@ -89,18 +48,8 @@ export function pluginSections(loaded: LoadedStaticConfig): PluginSections {
 
 /** `section` under `experimental`, created (with `experimental`) when absent. */
 function ensureSection(loaded: LoadedStaticConfig, section: PluginSectionName): YAMLMap {
-  const top = root(loaded, true)!;
-  let experimental = mapAt(loaded, top, 'experimental', 'experimental');
-  if (!experimental) {
-    experimental = new YAMLMap();
-    top.set('experimental', experimental);
-  }
-  let map = mapAt(loaded, experimental, section, `experimental.${section}`);
-  if (!map) {
-    map = new YAMLMap();
-    experimental.set(section, map);
-  }
-  return map;
+  const experimental = ensureMap(loaded, root(loaded, true)!, 'experimental', 'experimental');
+  return ensureMap(loaded, experimental, section, `experimental.${section}`);
 }
 
 /**
@@ -130,7 +79,7 @@ export function deletePlugin(loaded: LoadedStaticConfig, section: PluginSectionN
 
 /** Writes the edited document: the previous bytes to `<file>.bak` (when the file existed), then the new bytes atomically. */
 export async function saveStaticConfig(loaded: LoadedStaticConfig): Promise<{ backup_path: string | null }> {
-  const text = loaded.doc.toString(STRINGIFY);
+  const text = loaded.doc.toString(YAML_STRINGIFY);
   let backup: string | null = null;
   if (loaded.text !== null) {
     backup = `${loaded.file}.bak`;
