@@ -7,15 +7,15 @@
  * plugins.traefik.io, which serves zips of local plugin sources. Nothing leaves the machine.
  */
 import { createHash } from 'node:crypto';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import path from 'node:path';
-import { crc32 } from 'node:zlib';
 import type { ExecutionContext } from 'ava';
 import forge from 'node-forge';
 import { tempDir } from './build.ts';
+import { zipSource } from './zip.ts';
 
 export interface PluginRegistry {
   /** Environment for the Traefik process: HTTPS_PROXY and SSL_CERT_FILE. */
@@ -45,49 +45,6 @@ function selfSigned(): { cert: string; key: string } {
   return { cert: forge.pki.certificateToPem(cert), key: forge.pki.privateKeyToPem(keys.privateKey) };
 }
 
-/**
- * A zip (stored, no compression) of a directory under one top folder, as the registry serves
- * GitHub's archives: Traefik drops the first path segment when it unpacks.
- */
-async function zipDirectory(source: string, top: string): Promise<Buffer> {
-  const locals: Buffer[] = [];
-  const centrals: Buffer[] = [];
-  let offset = 0;
-  for (const name of (await readdir(source)).sort()) {
-    const data = await readFile(path.join(source, name));
-    const fileName = Buffer.from(`${top}/${name}`);
-    const crc = crc32(data);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4); // version needed
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(data.length, 18);
-    local.writeUInt32LE(data.length, 22);
-    local.writeUInt16LE(fileName.length, 26);
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE((3 << 8) | 20, 4); // made by Unix: Go reads the mode from the external attributes
-    central.writeUInt16LE(20, 6);
-    central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(data.length, 20);
-    central.writeUInt32LE(data.length, 24);
-    central.writeUInt16LE(fileName.length, 28);
-    central.writeUInt32LE((0o100644 << 16) >>> 0, 38);
-    central.writeUInt32LE(offset, 42);
-    locals.push(local, fileName, data);
-    centrals.push(central, fileName);
-    offset += local.length + fileName.length + data.length;
-  }
-  const directory = Buffer.concat(centrals);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(centrals.length / 2, 8);
-  end.writeUInt16LE(centrals.length / 2, 10);
-  end.writeUInt32LE(directory.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, directory, end]);
-}
-
 /** Serves `plugins` (module → source dir) at `version` each; closed when the test ends. */
 export async function startPluginRegistry(
   t: ExecutionContext,
@@ -95,7 +52,7 @@ export async function startPluginRegistry(
 ): Promise<PluginRegistry> {
   const archives = new Map<string, { zip: Buffer; hash: string }>();
   for (const [moduleName, plugin] of Object.entries(plugins)) {
-    const zip = await zipDirectory(plugin.source, `${path.basename(moduleName)}-${plugin.version.slice(1)}`);
+    const zip = await zipSource(plugin.source, `${path.basename(moduleName)}-${plugin.version.slice(1)}`);
     archives.set(`${moduleName}/${plugin.version}`, { zip, hash: createHash('sha256').update(zip).digest('hex') });
   }
   const requests: string[] = [];
