@@ -4,7 +4,7 @@
  * middlewares and services, so a refused document that changes no router is not taken.
  */
 import test from 'ava';
-import { GRAFANA, liveHarness } from './checker-support.ts';
+import { GRAFANA, liveHarness, newGeneration } from './checker-support.ts';
 import { manualClock } from '../proxy/support.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -16,14 +16,7 @@ test('a document generated long ago and replaced a moment ago is still accepted:
   // the document Traefik runs was generated a minute ago (far beyond settle×3 = 15 s)
   clock.advance(60_000);
   await h.until(async () => (await h.live(GRAFANA.id)).state === 'live');
-  const before = h.app.proxyConfig.current()!.json.etag;
-  const put = await h.app.inject({
-    method: 'PUT',
-    url: `/api/resources/${GRAFANA.id}/config/priority`,
-    payload: { priority: 500 },
-  });
-  t.is(put.statusCode, 200, put.body);
-  await waitFor(() => h.app.proxyConfig.current()!.json.etag !== before, 5000);
+  await newGeneration(t, h);
 
   // replaced a moment ago: Traefik has not polled yet, nothing is wrong
   clock.advance(1000);

@@ -1,9 +1,8 @@
 /** Resource `live` states from a fake Traefik API (API.md §4.19, §4.4 `live`, `?live=`). */
 import test from 'ava';
-import { GRAFANA, NEXTCLOUD, liveHarness } from './checker-support.ts';
+import { GRAFANA, NEXTCLOUD, liveHarness, newGeneration } from './checker-support.ts';
 import { manualClock } from '../proxy/support.ts';
 import { build } from '../helpers/build.ts';
-import { waitFor } from '../helpers/wait.ts';
 
 test('each state: live, disabled with Traefik errors verbatim, warning, missing, outdated, and unknown when Traefik is down', async (t) => {
   const h = await liveHarness(t);
@@ -65,14 +64,7 @@ test('a resource is outdated only once the settle time has passed after our newe
   const h = await liveHarness(t, { settle_s: 5, now: clock.now });
   h.follow();
   await h.until(async () => (await h.live(GRAFANA.id)).state === 'live');
-  const before = h.app.proxyConfig.current()!.json.etag;
-  const put = await h.app.inject({
-    method: 'PUT',
-    url: `/api/resources/${GRAFANA.id}/config/priority`,
-    payload: { priority: 500 },
-  });
-  t.is(put.statusCode, 200, put.body);
-  await waitFor(() => h.app.proxyConfig.current()!.json.etag !== before, 5000);
+  await newGeneration(t, h);
   // Traefik still runs the previous document: within the settle time that is fine
   await h.until(async () => (await h.live(GRAFANA.id)).state === 'live');
   t.like((await h.diagnosis()).instances[0], { document: 'current', reachable: true, version: '3.7.15' });

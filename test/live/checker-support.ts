@@ -83,3 +83,15 @@ export async function liveHarness(t: ExecutionContext<any>, options: HarnessOpti
   };
   return harness;
 }
+
+/** A new generation of the default document: Grafana's priority override set to 500 through the API. */
+export async function newGeneration(t: ExecutionContext<any>, h: LiveHarness): Promise<void> {
+  const before = h.app.proxyConfig.current()!.json.etag;
+  const put = await h.app.inject({
+    method: 'PUT',
+    url: `/api/resources/${GRAFANA.id}/config/priority`,
+    payload: { priority: 500 },
+  });
+  t.is(put.statusCode, 200, put.body);
+  await waitFor(() => h.app.proxyConfig.current()!.json.etag !== before, 5000);
+}
