@@ -229,6 +229,8 @@ export class LiveChecker {
     if (!source) return;
     const signal = AbortSignal.any([this.closing.signal, instance.abort.signal]);
     const read = this.options.read ?? ((name, src, sig) => readInstance(name, src, sig, () => this.nowMs()));
+    // checked_at is when Traefik was read: a reading that takes long is not dated after it
+    const readAtMs = this.nowMs();
     let result: Read;
     try {
       result = await read(instance.name, source, signal);
@@ -238,7 +240,7 @@ export class LiveChecker {
     }
     if (this.closed || signal.aborted || this.instances.get(instance.name) !== instance) return;
     try {
-      this.evaluate(instance, result);
+      this.evaluate(instance, result, readAtMs);
     } catch (err) {
       this.options.log.warn({ err, source: instance.name }, 'live check failed');
       return;
@@ -247,7 +249,7 @@ export class LiveChecker {
   }
 
   /** Compares the reading with our documents, unless nothing it depends on changed since the last check. */
-  private evaluate(instance: Instance, { reading, fingerprint }: Read): void {
+  private evaluate(instance: Instance, { reading, fingerprint }: Read, readAtMs: number): void {
     const nowMs = this.nowMs();
     const kept = this.window.kept(nowMs);
     const accepted = this.window.accepted(nowMs);
@@ -262,7 +264,7 @@ export class LiveChecker {
       instance.taken?.etag ?? '',
     ].join('|');
     this.stats.checks += 1;
-    const checkedAt = new Date(nowMs).toISOString();
+    const checkedAt = new Date(readAtMs).toISOString();
     const previous = instance.result;
     if (previous && previous.key === key) {
       instance.result = { ...previous, reading, checkedAt };
