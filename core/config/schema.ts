@@ -58,7 +58,15 @@ export const ConfigSchema = Type.Object({
     traefik_version: Type.String({ pattern: '^$|^v?[0-9]+\\.[0-9]+(\\.[0-9]+)?([-+].*)?$' }),
     // host path mounted at Traefik's /plugins-local (API.md §4.20 vendoring); '' = vendoring off (503)
     plugins_local_dir: Type.String(),
+    // Traefik's Prometheus endpoint (`traefik_tls_certs_not_after`) and its ACME store, for certificate
+    // expiry (API.md §4.21 certs); '' = that source is not read
+    metrics_url: Type.String({ pattern: '^$|^https?://' }),
+    acme_path: Type.String(),
   }),
+  // GET /metrics (API.md §4.22): class O, or P (no token) when public
+  metrics: Type.Object({ public: Type.Boolean() }),
+  // certificate expiry checks (API.md §4.21 certs): Traefik's metrics and acme.json read this often
+  certs: Type.Object({ check_interval_s: Int(1, 604_800) }),
   // live status (API.md §4.19): a check of every Traefik instance settle_s after each generation, and every interval_s
   live: Type.Object({ settle_s: Int(0, 3600), interval_s: Int(1, 86_400) }),
   plugins_catalogue: Type.Object({ url: Type.String({ pattern: '^https?://' }), ttl_s: Int(0) }),
@@ -144,6 +152,10 @@ export const ENV_MAP: Record<string, string> = {
   PLUGINS_REGISTRY_URL: 'plugins_registry.url',
   TRAEFIK_STATIC_CONFIG_PATH: 'proxy.static_config_path', // fallback, API.md §7
   PROXY_TRAEFIK_VERSION: 'proxy.traefik_version',
+  PROXY_METRICS_URL: 'proxy.metrics_url',
+  PROXY_ACME_PATH: 'proxy.acme_path',
+  METRICS_PUBLIC: 'metrics.public',
+  CERTS_CHECK_INTERVAL_S: 'certs.check_interval_s',
   LIVE_SETTLE_S: 'live.settle_s',
   LIVE_INTERVAL_S: 'live.interval_s',
   PLUGIN_CATALOGUE_URL: 'plugins_catalogue.url',
