@@ -67,6 +67,14 @@ export const ConfigSchema = Type.Object({
   metrics: Type.Object({ public: Type.Boolean() }),
   // certificate expiry checks (API.md §4.21 certs): Traefik's metrics and acme.json read this often
   certs: Type.Object({ check_interval_s: Int(1, 604_800) }),
+  // notifications (API.md §4.21): Pangolin down this long before it is reported; CrowdSec digest period;
+  // how long one send may take; how often due retries, quiet-hour ends and digests are looked for
+  notifications: Type.Object({
+    upstream_down_after_s: Int(0, 86_400),
+    crowdsec_digest_s: Int(10, 86_400),
+    send_timeout_ms: Int(100, 120_000),
+    tick_ms: Int(10, 60_000),
+  }),
   // live status (API.md §4.19): a check of every Traefik instance settle_s after each generation, and every interval_s
   live: Type.Object({ settle_s: Int(0, 3600), interval_s: Int(1, 86_400) }),
   plugins_catalogue: Type.Object({ url: Type.String({ pattern: '^https?://' }), ttl_s: Int(0) }),
@@ -156,6 +164,10 @@ export const ENV_MAP: Record<string, string> = {
   PROXY_ACME_PATH: 'proxy.acme_path',
   METRICS_PUBLIC: 'metrics.public',
   CERTS_CHECK_INTERVAL_S: 'certs.check_interval_s',
+  NOTIFICATIONS_UPSTREAM_DOWN_AFTER_S: 'notifications.upstream_down_after_s',
+  NOTIFICATIONS_CROWDSEC_DIGEST_S: 'notifications.crowdsec_digest_s',
+  NOTIFICATIONS_SEND_TIMEOUT_MS: 'notifications.send_timeout_ms',
+  NOTIFICATIONS_TICK_MS: 'notifications.tick_ms',
   LIVE_SETTLE_S: 'live.settle_s',
   LIVE_INTERVAL_S: 'live.interval_s',
   PLUGIN_CATALOGUE_URL: 'plugins_catalogue.url',

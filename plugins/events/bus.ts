@@ -22,7 +22,15 @@ export const OPERATION_EVENT_TYPES: ReadonlySet<EventType> = new Set<EventType>(
 export interface EventBus {
   /** Publish one event (API.md §4.17) to every SSE subscriber allowed to see it; never throws, never blocks. */
   publish(type: EventType, data: object): void;
+  /**
+   * Hears every published event in-process (notifications, metrics), synchronously after the SSE
+   * streams; a listener that throws is logged and does not stop the others. Returns the unsubscribe function.
+   */
+  listen(listener: EventListener): () => void;
 }
+
+/** An in-process listener of the bus: the event's type and its data as published (not serialised). */
+export type EventListener = (type: EventType, data: object) => void;
 
 /** One published event with its wire form. */
 export interface BusEvent {
@@ -50,6 +58,7 @@ export class EventHub implements EventBus {
   private start = 0;
   private lastId: number;
   private readonly subscribers = new Set<Subscriber>();
+  private readonly listeners = new Set<EventListener>();
 
   /**
    * `firstId - 1` is the id before the first event. The plugin seeds it from the clock, so an id
@@ -92,6 +101,18 @@ export class EventHub implements EventBus {
     } catch (err) {
       this.log.error({ err, type }, 'publishing an event failed');
     }
+    for (const listener of this.listeners) {
+      try {
+        listener(type, data);
+      } catch (err) {
+        this.log.error({ err, type }, 'an event listener failed');
+      }
+    }
+  }
+
+  listen(listener: EventListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   subscribe(subscriber: Subscriber): () => void {

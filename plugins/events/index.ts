@@ -14,7 +14,7 @@ import { EventsHeaders, EventsQuery } from './schemas.ts';
 import { publishStoreChanges } from './store-events.ts';
 import { SseStream } from './stream.ts';
 
-export type { EventBus, EventType } from './bus.ts';
+export type { EventBus, EventListener, EventType } from './bus.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -29,7 +29,10 @@ async function events(app: FastifyInstance): Promise<void> {
   const settings = app.config.events;
   // ids continue across restarts and reloads (see EventHub): a stale Last-Event-ID gets `reset`
   const hub = new EventHub(settings.replay_size, Date.now() * 1000, app.log.child({ component: 'events' }));
-  app.decorate('events', { publish: (type: EventType, data: object) => hub.publish(type, data) } satisfies EventBus);
+  app.decorate('events', {
+    publish: (type: EventType, data: object) => hub.publish(type, data),
+    listen: (listener) => hub.listen(listener),
+  } satisfies EventBus);
 
   const streams = new Set<SseStream>();
   const endAll = () => {
