@@ -21,6 +21,18 @@ export interface FindingInput {
   versionKnown: boolean;
   /** `proxy.traefik_version` as set (null or absent: unset): document_behind names it when the instance runs another */
   versionSetting?: string | null;
+  /**
+   * The plugin keys of Traefik's static config (null or absent: unknown): Traefik downloads every
+   * `remote` one (`experimental.plugins`) at start and, when one fails, disables every plugin —
+   * `local` ones too — so plugins_disabled names the remote ones to vendor.
+   */
+  declaredPlugins?: DeclaredPluginKeys | null;
+}
+
+/** The keys of `experimental.plugins` (remote) and `experimental.localPlugins` (local). */
+export interface DeclaredPluginKeys {
+  remote: readonly string[];
+  local: readonly string[];
 }
 
 /** Order of the findings of one instance (most fundamental first). */
@@ -168,7 +180,7 @@ export function instanceFindings(input: FindingInput): Finding[] {
     );
   }
   if (input.document === 'behind') findings.push(documentBehind(input, resources));
-  findings.push(...traefikObjectFindings(reading, resources));
+  findings.push(...traefikObjectFindings(reading, resources, input.declaredPlugins ?? null));
   return findings.sort((a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind) || (a.id < b.id ? -1 : 1));
 }
 
@@ -223,8 +235,32 @@ function documentBehindFix(input: FindingInput): string {
   return `proxy.traefik_version is ${setting} but this instance runs ${running}: set it to ${running} (the oldest version of the Traefik instances polling this server), or clear it so the version gate reads Traefik's /api/version, and the keys ${running} cannot decode are dropped; if that is not it, check ${log}, and ${poll}.`;
 }
 
+/**
+ * Which plugins to vendor. Traefik names only the middlewares it could not build; when one of them
+ * is a local plugin and the static config has remote ones, a remote download failed at start and
+ * Traefik disabled every plugin (its log: "Plugins are disabled because an error has occurred"):
+ * the remote ones are what to vendor, not the local one Traefik names.
+ */
+function pluginsToVendor(
+  keys: readonly string[],
+  declared: DeclaredPluginKeys | null,
+): { toVendor: string[]; cause: string } {
+  if (!declared || declared.remote.length === 0) return { toVendor: [...keys], cause: '' };
+  const local = new Set(declared.local);
+  const remote = [...declared.remote].sort();
+  if (!keys.some((key) => local.has(key))) return { toVendor: [...keys], cause: '' };
+  return {
+    toVendor: remote,
+    cause: ` Local plugins fail only when Traefik could not download one of experimental.plugins (${listed(remote)}) at start: it then disables every plugin.`,
+  };
+}
+
 /** Everything found in Traefik's own lists: middlewares, routers, services, entry points, priorities. */
-function traefikObjectFindings(reading: InstanceReading, resources: ResourceIndex): Finding[] {
+function traefikObjectFindings(
+  reading: InstanceReading,
+  resources: ResourceIndex,
+  declared: DeclaredPluginKeys | null,
+): Finding[] {
   const source = reading.source;
   const findings: Finding[] = [];
   const allRouters = [reading.http.routers, reading.tcp.routers, reading.udp.routers];
@@ -278,12 +314,13 @@ function traefikObjectFindings(reading: InstanceReading, resources: ResourceInde
   if (plugins.length > 0) {
     const keys = [...pluginNames].sort();
     const names = plugins.map((plugin) => plugin.name).sort();
+    const { toVendor, cause } = pluginsToVendor(keys, declared);
     findings.push(
       finding('plugins_disabled', source, 'instance', 'error', {
-        message: `${instanceName(source, true)} has not loaded plugin${keys.length === 1 ? '' : 's'} ${listed(keys)}: middleware${names.length === 1 ? '' : 's'} ${listed(names)} cannot be built and every router using ${names.length === 1 ? 'it' : 'them'} is disabled (404).`,
+        message: `${instanceName(source, true)} has not loaded plugin${keys.length === 1 ? '' : 's'} ${listed(keys)}: middleware${names.length === 1 ? '' : 's'} ${listed(names)} cannot be built and every router using ${names.length === 1 ? 'it' : 'them'} is disabled (404).${cause}`,
         resources: resources.of(names.flatMap((name) => [...(usedBy.get(name) ?? [])])),
         middlewares: names,
-        fix: `Vendor the plugin (${keys.map((key) => `POST /api/plugins/${key}/vendor`).join(', ') || 'POST /api/plugins/<key>/vendor'}, API.md §4.20) so Traefik loads it from plugins-local without downloading, then restart Traefik.`,
+        fix: `Vendor the plugin${toVendor.length === 1 ? '' : 's'} (${toVendor.map((key) => `POST /api/plugins/${key}/vendor`).join(', ') || 'POST /api/plugins/<key>/vendor'}, API.md §4.20) so Traefik loads ${toVendor.length === 1 ? 'it' : 'them'} from plugins-local without downloading, then restart Traefik.`,
       }),
     );
   }

@@ -5,6 +5,8 @@
  * extra roots from `SSL_CERT_FILE`. So the test Traefik gets `env()`: a CONNECT proxy on 127.0.0.1
  * that hands every tunnel to a local HTTPS server holding a self-signed certificate for
  * plugins.traefik.io, which serves zips of local plugin sources. Nothing leaves the machine.
+ * `url` serves the same over plain HTTP: Stack Manager's `plugins_registry.url` for vendoring
+ * (API.md §4.20), whose download needs neither the proxy nor the certificate.
  */
 import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
@@ -22,6 +24,10 @@ export interface PluginRegistry {
   env: Record<string, string>;
   /** `GET` paths the registry answered, in order (`/public/download/<module>/<version>`, `/public/validate/…`). */
   requests: string[];
+  /** The same registry over plain HTTP on 127.0.0.1 (`http://127.0.0.1:<port>`), for Stack Manager. */
+  url: string;
+  /** Closes every listener: from now on the registry is unreachable (Traefik's download fails). */
+  stop(): Promise<void>;
 }
 
 /** A self-signed certificate (also its own CA) for plugins.traefik.io. */
@@ -57,7 +63,7 @@ export async function startPluginRegistry(
   }
   const requests: string[] = [];
   const { cert, key } = selfSigned();
-  const registry = https.createServer({ cert, key }, (request, response) => {
+  const serve = (request: http.IncomingMessage, response: http.ServerResponse) => {
     const url = request.url ?? '';
     requests.push(url);
     const download = /^\/public\/download\/(.+)$/.exec(url);
@@ -71,8 +77,11 @@ export async function startPluginRegistry(
       // the registry's integrity check: the hash Traefik computed over the archive it stored
       response.writeHead(request.headers['x-plugin-hash'] === archive.hash ? 200 : 409).end();
     }
-  });
+  };
+  const registry = https.createServer({ cert, key }, serve);
   await new Promise<void>((resolve) => registry.listen(0, '127.0.0.1', resolve));
+  const plain = http.createServer(serve);
+  await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
   const registryPort = (registry.address() as net.AddressInfo).port;
 
   // HTTPS_PROXY: every CONNECT (Traefik asks for plugins.traefik.io:443) is tunnelled to the registry
@@ -95,12 +104,21 @@ export async function startPluginRegistry(
 
   const caFile = path.join(await tempDir(t, 'sm-plugin-registry-'), 'registry-ca.pem');
   await writeFile(caFile, cert);
-  t.teardown(async () => {
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
     for (const tunnel of tunnels) tunnel.destroy();
-    for (const server of [registry, proxy]) {
+    for (const server of [registry, proxy, plain]) {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
-  });
-  return { env: { HTTPS_PROXY: `http://127.0.0.1:${proxyPort}`, SSL_CERT_FILE: caFile }, requests };
+  };
+  t.teardown(stop);
+  return {
+    env: { HTTPS_PROXY: `http://127.0.0.1:${proxyPort}`, SSL_CERT_FILE: caFile },
+    requests,
+    url: `http://127.0.0.1:${(plain.address() as net.AddressInfo).port}`,
+    stop,
+  };
 }

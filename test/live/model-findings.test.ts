@@ -155,6 +155,41 @@ test('plugins_disabled: one finding per instance naming the plugins, their middl
   t.true(list[0].fix.includes('restart Traefik'));
 });
 
+test('plugins_disabled: a local plugin disabled beside remote ones names the remote ones to vendor (a download failed at start), not the local one', (t) => {
+  const routers = reportedDocument(SERVED).map((router) =>
+    router.name === 'app@http'
+      ? {
+          ...router,
+          status: 'disabled',
+          error: [
+            'invalid middleware "badger@http" configuration: invalid middleware type or middleware does not exist',
+          ],
+        }
+      : router,
+  );
+  // Traefik 3.7 after a failed download: every plugin middleware fails, the local badger included
+  const middlewares = [
+    {
+      ...pluginMiddleware('badger@http', 'badger', ['app@http']),
+      error: ['invalid middleware "badger@http" configuration: invalid middleware type or middleware does not exist'],
+    },
+  ];
+  const declaredPlugins = { remote: ['stamp', 'bouncer'], local: ['badger'] };
+  const [offline] = findings({ reading: healthy({ routers, middlewares }), declaredPlugins });
+  t.like(offline, { kind: 'plugins_disabled', middlewares: ['badger@http'], resources: ['1-app-router'] });
+  t.true(offline.message.includes('experimental.plugins (bouncer, stamp)'), offline.message);
+  t.true(offline.fix.includes('POST /api/plugins/bouncer/vendor, POST /api/plugins/stamp/vendor'), offline.fix);
+  t.false(offline.fix.includes('badger'), offline.fix);
+  // a remote plugin Traefik lacks (installed, not restarted): that one, as without the static config
+  const [remote] = findings({
+    reading: healthy({ routers, middlewares: [pluginMiddleware('badger@http', 'stamp', ['app@http'])] }),
+    declaredPlugins,
+  });
+  t.true(remote.fix.includes('POST /api/plugins/stamp/vendor'), remote.fix);
+  t.false(remote.fix.includes('bouncer'), remote.fix);
+  t.false(remote.message.includes('experimental.plugins'), remote.message);
+});
+
 test('middleware_error: one per middleware in error, errors verbatim; the router it disables is explained by it', (t) => {
   const error = 'invalid regex: missing closing )';
   const routers = reportedDocument(SERVED).map((router) =>

@@ -12,7 +12,7 @@ import {
   worstState,
   type ExpectedDocument,
 } from '../../../model/live/compare.ts';
-import { droppedKeyFindings, instanceFindings } from '../../../model/live/findings.ts';
+import { droppedKeyFindings, instanceFindings, type DeclaredPluginKeys } from '../../../model/live/findings.ts';
 import type {
   Diagnosis,
   Finding,
@@ -41,6 +41,8 @@ export interface LiveCheckerOptions {
   versionSet: boolean;
   /** `proxy.traefik_version` as set ('' or absent: unset), named by document_behind when the instance runs another */
   versionSetting?: string;
+  /** the plugin keys of Traefik's static config, or null when it cannot be read (plugins_disabled names what to vendor) */
+  declaredPlugins?: () => DeclaredPluginKeys | null;
   publish: (type: 'live' | 'diagnosis', data: object) => void;
   log: { warn(obj: object, msg: string): void; debug(obj: object, msg: string): void };
   /** how an instance is read; default readInstance (HTTP) */
@@ -256,12 +258,14 @@ export class LiveChecker {
     const latest = this.window.latest();
     const routerOf = this.routers(latest);
     const etags = (docs: ExpectedDocument[]) => docs.map((doc) => doc.etag).join(',');
+    const declaredPlugins = this.options.declaredPlugins?.() ?? null;
     const key = [
       fingerprint ?? `unreachable:${reading.error}`,
       etags(kept),
       etags(accepted),
       routerOf.key,
       instance.taken?.etag ?? '',
+      declaredPlugins ? `${declaredPlugins.remote.join(',')};${declaredPlugins.local.join(',')}` : '',
     ].join('|');
     this.stats.checks += 1;
     const checkedAt = new Date(readAtMs).toISOString();
@@ -295,6 +299,7 @@ export class LiveChecker {
       routerOf: routerOf.map,
       versionKnown: reading.version !== null || this.options.versionSet,
       versionSetting: this.options.versionSetting || null,
+      declaredPlugins,
     });
     instance.result = { key, reading, states, findings, checkedAt };
   }

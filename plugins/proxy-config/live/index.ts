@@ -6,6 +6,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { ErrorBody } from '../../../model/schemas.ts';
+import { StaticConfigReader } from '../../../model/static-config.ts';
+import { staticConfigPath } from '../../middlewares/index.ts';
 import type { Diagnosis, ResourceLive } from '../../../model/live/types.ts';
 import { LiveChecker } from './checker.ts';
 import { DiagnosisQuery, DiagnosisSchema } from './schemas.ts';
@@ -28,6 +30,8 @@ declare module 'fastify' {
 
 async function liveStatus(app: FastifyInstance): Promise<void> {
   const { settle_s, interval_s } = app.config.live;
+  // which plugins Traefik downloads at start: plugins_disabled names those to vendor (§4.20)
+  const staticConfig = new StaticConfigReader(() => staticConfigPath(app));
   const checker = new LiveChecker({
     settleMs: settle_s * 1000,
     intervalMs: interval_s * 1000,
@@ -44,6 +48,12 @@ async function liveStatus(app: FastifyInstance): Promise<void> {
     mode: () => app.datasources.active()?.source.type ?? 'pangolin',
     versionSet: app.config.proxy.traefik_version !== '',
     versionSetting: app.config.proxy.traefik_version,
+    declaredPlugins: () => {
+      const { entries } = staticConfig.declaredPlugins();
+      if (!entries) return null;
+      const keys = (local: boolean) => entries.filter((entry) => entry.local === local).map((entry) => entry.key);
+      return { remote: keys(false), local: keys(true) };
+    },
     publish: (type, data) => app.events.publish(type, data),
     log: app.log.child({ component: 'live-check' }),
   });
