@@ -96,6 +96,7 @@ export const ConfigSchema = Type.Object({
     machine_password: Type.String(),
     timeout_ms: Int(100),
     alerts_limit: Int(1),
+    allowlist_sweep_s: Int(1),
   }),
   ip: Type.Object({ public_providers: StrList }),
   logs: Type.Object({
@@ -180,6 +181,7 @@ export const ENV_MAP: Record<string, string> = {
   CROWDSEC_BOUNCER_KEY: 'crowdsec.bouncer_key',
   CROWDSEC_MACHINE_ID: 'crowdsec.machine_id',
   CROWDSEC_MACHINE_PASSWORD: 'crowdsec.machine_password',
+  CROWDSEC_ALLOWLIST_SWEEP_S: 'crowdsec.allowlist_sweep_s',
   PUBLIC_IP_PROVIDERS: 'ip.public_providers',
   LOGS_PROXY_ACCESS_LOG: 'logs.proxy_access_log',
   LOGS_SERVICE_SECENGINE: 'logs.services.secengine',

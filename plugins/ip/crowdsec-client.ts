@@ -27,7 +27,29 @@ export interface LapiDecision {
   origin: string;
   scenario: string;
   duration: string;
+  /** Only in alert answers; the bouncer endpoints leave simulated decisions out. */
+  simulated?: boolean;
 }
+
+/** What `GET /v1/decisions/stream` answers (`null` lists when there is nothing). */
+export interface LapiStream {
+  new: LapiDecision[];
+  deleted: LapiDecision[];
+}
+
+/** A manual decision, sent as `cscli decisions add` sends it (an alert carrying one decision). */
+export interface ManualDecision {
+  value: string;
+  scope: 'Ip' | 'Range';
+  type: string;
+  /** Go duration, e.g. `4h`. */
+  duration: string;
+  /** Becomes the alert's scenario and message and the decision's scenario (cscli's `--reason`). */
+  reason: string;
+}
+
+/** Origin of the decisions we add: cscli's, so LAPI, console and bouncers treat them as manual ones. */
+export const MANUAL_ORIGIN = 'cscli';
 
 /** Alert as LAPI sends it (only the fields we use). */
 export interface LapiAlert {
@@ -80,24 +102,96 @@ export class CrowdSecClient {
    * it (LAPI's default would lift a whole /24 ban to unban one address). Returns `nbDeleted`.
    */
   async deleteDecisions(ip: string): Promise<number> {
+    const body = await this.call('DELETE', `/v1/decisions?ip=${encodeURIComponent(ip)}&contains=false`, 'machine');
+    return this.nbDeleted(body, 'DELETE /v1/decisions');
+  }
+
+  /** Every active decision, or those of one `scope` (`ip`, `range`) and/or `value` (bouncer key). */
+  async listDecisions(filter: { scope?: string; value?: string; type?: string } = {}): Promise<LapiDecision[]> {
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries(filter)) if (value) query.set(key, value);
+    const suffix = query.size > 0 ? `?${query.toString()}` : '';
+    const body = await this.call('GET', `/v1/decisions${suffix}`, 'bouncer');
+    return Array.isArray(body) ? (body as LapiDecision[]) : [];
+  }
+
+  /**
+   * The decisions stream of our bouncer key: every active decision with `startup`, otherwise those
+   * created or deleted since our previous pull (LAPI keeps that point per bouncer).
+   */
+  async stream(startup: boolean): Promise<LapiStream> {
     const body = (await this.call(
-      'DELETE',
-      `/v1/decisions?ip=${encodeURIComponent(ip)}&contains=false`,
-      'machine',
-    )) as { nbDeleted?: unknown } | null;
-    const deleted = Number.parseInt(String(body?.nbDeleted ?? '0'), 10);
+      'GET',
+      `/v1/decisions/stream?startup=${startup}&scopes=ip,range`,
+      'bouncer',
+    )) as Partial<LapiStream> | null;
+    return {
+      new: Array.isArray(body?.new) ? body.new : [],
+      deleted: Array.isArray(body?.deleted) ? body.deleted : [],
+    };
+  }
+
+  /**
+   * Adds a decision as `cscli decisions add` does: `POST /v1/alerts` with one alert whose fields are
+   * cscli's (capacity 0, one event, leakspeed "0", remediation true), then reads the alert back
+   * (`GET /v1/alerts/:id`) for the decisions LAPI created, with their ids.
+   */
+  async addDecision(decision: ManualDecision): Promise<LapiDecision[]> {
+    const now = this.settings
+      .now()
+      .toISOString()
+      .replace(/\.\d+Z$/, 'Z');
+    const { value, scope, type, duration, reason } = decision;
+    const alert = {
+      capacity: 0,
+      decisions: [{ duration, scope, value, type, scenario: reason, origin: MANUAL_ORIGIN }],
+      events: [],
+      events_count: 1,
+      leakspeed: '0',
+      message: reason,
+      scenario: reason,
+      scenario_hash: '',
+      scenario_version: '',
+      simulated: false,
+      source: { as_name: '', as_number: '', cn: '', ip: value, range: '', scope, value },
+      start_at: now,
+      stop_at: now,
+      created_at: now,
+      remediation: true,
+    };
+    const ids = await this.call('POST', '/v1/alerts', 'machine', undefined, JSON.stringify([alert]));
+    const id = Array.isArray(ids) ? String(ids[0] ?? '') : '';
+    if (!/^[0-9]+$/.test(id)) throw new CrowdSecError('CrowdSec LAPI answered POST /v1/alerts without an alert id');
+    const created = (await this.call('GET', `/v1/alerts/${id}`, 'machine')) as { decisions?: unknown } | null;
+    return Array.isArray(created?.decisions) ? (created.decisions as LapiDecision[]) : [];
+  }
+
+  /** Deletes one decision by id (machine JWT); LAPI answers 500 for an id it does not know. */
+  async deleteDecision(id: number): Promise<number> {
+    return this.nbDeleted(await this.call('DELETE', `/v1/decisions/${id}`, 'machine'), 'DELETE /v1/decisions/:id');
+  }
+
+  /** Whether the LAPI has allowlists (CrowdSec ≥ 1.6.8 answers `GET /v1/allowlists`; older ones 404). */
+  async hasAllowlists(): Promise<boolean> {
+    const response = await this.send('GET', '/v1/allowlists', await this.headers('machine'));
+    await response.body?.cancel();
+    return response.status === 200;
+  }
+
+  private nbDeleted(body: unknown, where: string): number {
+    const deleted = Number.parseInt(String((body as { nbDeleted?: unknown } | null)?.nbDeleted ?? '0'), 10);
     if (!Number.isFinite(deleted))
-      throw new CrowdSecError(`CrowdSec LAPI answered DELETE /v1/decisions with an unusable nbDeleted`);
+      throw new CrowdSecError(`CrowdSec LAPI answered ${where} with an unusable nbDeleted`);
     return deleted;
   }
 
   /** One request; with the machine JWT a 401 drops the cached token and retries once after a new login. */
-  private async call(method: string, path: string, auth: Auth, signal?: AbortSignal): Promise<unknown> {
-    let response = await this.send(method, path, await this.headers(auth), signal);
+  private async call(method: string, path: string, auth: Auth, signal?: AbortSignal, body?: string): Promise<unknown> {
+    let response = await this.send(method, path, await this.headers(auth, body), signal, body);
     if (response.status === 401 && auth === 'machine') {
       await response.body?.cancel();
       this.token = null;
-      response = await this.send(method, path, await this.headers(auth), signal);
+      response = await this.send(method, path, await this.headers(auth, body), signal, body);
     }
     if (response.status === 403 && auth === 'bouncer') {
       await response.body?.cancel();
@@ -112,8 +206,9 @@ export class CrowdSecClient {
     return this.json(response, method, path);
   }
 
-  private async headers(auth: Auth): Promise<Record<string, string>> {
+  private async headers(auth: Auth, body?: string): Promise<Record<string, string>> {
     const headers: Record<string, string> = { 'user-agent': this.settings.userAgent, accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
     if (auth === 'bouncer') headers['x-api-key'] = this.settings.bouncerKey;
     if (auth === 'machine') headers.authorization = `Bearer ${await this.jwt()}`;
     return headers;

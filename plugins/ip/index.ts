@@ -4,10 +4,23 @@
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { APP_VERSION } from '../../core/version.ts';
 import { isTrue } from '../../model/schemas.ts';
+import { paginate } from '../../model/http.ts';
+import { ALLOWLIST_PATH, AllowlistFileSchema, checkAllowlistFile, type AllowlistFile } from './allowlist-file.ts';
+import { AllowlistService } from './allowlist-service.ts';
 import { CrowdSecClient } from './crowdsec-client.ts';
+import {
+  createAllowlistSchema,
+  createDecisionSchema,
+  deleteAllowlistSchema,
+  deleteDecisionSchema,
+  listAllowlistSchema,
+  listDecisionsSchema,
+} from './decision-schemas.ts';
+import { DecisionService } from './decisions-service.ts';
+import { effectiveWithinS } from './effective.ts';
 import { PublicIpFinder } from './public-ip.ts';
 import { blockedSchema, publicSchema, securitySchema, unbanSchema } from './schemas.ts';
 import { IpService } from './service.ts';
@@ -34,12 +47,41 @@ async function ip(app: FastifyInstance): Promise<void> {
     now: () => app.now(),
     signal: closing.signal,
   });
+  const effective = () => effectiveWithinS(app.middlewares.records());
   const service = new IpService({
     crowdsec,
     publicIp,
     middlewares: () => app.middlewares.records(),
     alertsLimit: settings.alerts_limit,
+    effectiveWithinS: effective,
     now: () => app.now(),
+  });
+  const log = app.log.child({ component: 'crowdsec' });
+  const allowlist = new AllowlistService({
+    document: await app.store.document<AllowlistFile>({
+      path: ALLOWLIST_PATH,
+      schema: AllowlistFileSchema,
+      initial: () => ({ entries: [] }),
+      check: checkAllowlistFile,
+    }),
+    crowdsec,
+    effectiveWithinS: effective,
+    now: () => app.now(),
+    log,
+  });
+  const decisions = new DecisionService({
+    crowdsec,
+    allowlistedBy: (target) => allowlist.overlapping(target),
+    effectiveWithinS: effective,
+    now: () => app.now(),
+  });
+  // the sweep: expired entries leave the file, decisions the allowlist covers are removed
+  let sweeper: NodeJS.Timeout | undefined;
+  app.addHook('onReady', async () => {
+    sweeper = setInterval(() => {
+      allowlist.sweep().catch((err: Error) => log.warn({ err: err.message }, 'allowlist sweep failed'));
+    }, settings.allowlist_sweep_s * 1000);
+    sweeper.unref();
   });
 
   // "configured" = what the read endpoints need; crowdsec.url alone has a default and proves nothing
@@ -47,8 +89,62 @@ async function ip(app: FastifyInstance): Promise<void> {
     if (!crowdsec.hasBouncer()) return 'skipped';
     await crowdsec.health(AbortSignal.timeout(HEALTH_PROBE_MS));
   });
-  app.addHook('onClose', async () => closing.abort());
+  app.addHook('onClose', async () => {
+    clearInterval(sweeper);
+    closing.abort();
+  });
   await app.register(routes, { service });
+  await app.register(decisionRoutes, { decisions, allowlist });
+}
+
+/** Decisions and the allowlist (API.md §4.23), in their own scope. */
+async function decisionRoutes(
+  parent: FastifyInstance,
+  { decisions, allowlist }: { decisions: DecisionService; allowlist: AllowlistService },
+): Promise<void> {
+  const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
+  const config = { auth: 'operations' as const };
+  const effectiveHeader = (reply: FastifyReply, seconds: number | null) =>
+    seconds === null ? reply : reply.header('x-effective-within', String(seconds));
+
+  scope.get('/api/ip/decisions', { config, schema: listDecisionsSchema }, async (request, reply) => {
+    const { page, page_size, ...filter } = request.query;
+    return paginate(request, reply, await decisions.list(filter), { page, page_size });
+  });
+
+  scope.post('/api/ip/decisions', { config, schema: createDecisionSchema }, async (request, reply) => {
+    const result = await decisions.add(request.body);
+    request.log.info({ value: request.body.value, ids: result.decisions.map((d) => d.id) }, 'CrowdSec decision added');
+    const query = new URLSearchParams({ value: result.decisions[0]?.value ?? request.body.value });
+    return effectiveHeader(reply, result.effective_within_s)
+      .code(201)
+      .header('location', `/api/ip/decisions?${query.toString()}`)
+      .send(result);
+  });
+
+  scope.delete('/api/ip/decisions/:id', { config, schema: deleteDecisionSchema }, async (request, reply) => {
+    const id = Number(request.params.id);
+    const seconds = await decisions.delete(id);
+    request.log.info({ id }, 'CrowdSec decision deleted');
+    return effectiveHeader(reply, seconds).code(204).send();
+  });
+
+  scope.get('/api/ip/allowlist', { config, schema: listAllowlistSchema }, async (request, reply) =>
+    paginate(request, reply, allowlist.entries(), {}),
+  );
+
+  scope.post('/api/ip/allowlist', { config, schema: createAllowlistSchema }, async (request, reply) => {
+    const entry = await allowlist.create(request.body, request.principal?.name ?? 'anonymous');
+    return effectiveHeader(reply, entry.effective_within_s)
+      .code(201)
+      .header('location', `/api/ip/allowlist/${entry.id}`)
+      .send(entry);
+  });
+
+  scope.delete('/api/ip/allowlist/:id', { config, schema: deleteAllowlistSchema }, async (request, reply) => {
+    await allowlist.delete(request.params.id);
+    return reply.code(204).send();
+  });
 }
 
 /** The HTTP routes, in their own scope. */
@@ -85,5 +181,5 @@ async function routes(parent: FastifyInstance, { service }: { service: IpService
 export default fp(ip, {
   name: 'ip',
   dependencies: ['health', 'middlewares'],
-  decorators: { fastify: ['config', 'now', 'health', 'middlewares'] },
+  decorators: { fastify: ['config', 'now', 'health', 'middlewares', 'store'] },
 });

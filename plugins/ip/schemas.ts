@@ -82,7 +82,17 @@ export const SecurityBody = Type.Object(
 export type SecurityView = Static<typeof SecurityBody>;
 
 export const UnbanResult = Type.Object(
-  { ip: Type.String(), deleted: Type.Integer({ minimum: 0 }), still_blocked: Type.Boolean() },
+  {
+    ip: Type.String(),
+    deleted: Type.Integer({ minimum: 0 }),
+    still_blocked: Type.Boolean(),
+    effective_within_s: Nullable(
+      Type.Integer({
+        minimum: 0,
+        description: "seconds Traefik's CrowdSec bouncer may still act on its cache (API.md §4.23); null: none known",
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 export type UnbanView = Static<typeof UnbanResult>;

@@ -15,6 +15,8 @@ export interface IpServiceOptions {
   /** Our stored middlewares (the allow-lists are read from these). */
   middlewares: () => StoredObject<MiddlewareData>[];
   alertsLimit: number;
+  /** Seconds until Traefik's bouncer feels a change (effective.ts). */
+  effectiveWithinS: () => number | null;
   now: () => Date;
 }
 
@@ -65,7 +67,7 @@ export class IpService {
     if (!crowdsec.hasBouncer()) throw ipErrors.noBouncer();
     const deleted = await upstream(() => crowdsec.deleteDecisions(ip));
     const remaining = await this.decisions(ip);
-    return { ip, deleted, still_blocked: remaining.length > 0 };
+    return { ip, deleted, still_blocked: remaining.length > 0, effective_within_s: this.options.effectiveWithinS() };
   }
 
   /** Alerts on the IP, or `[]` with the reason added to `warnings` (no machine credentials, LAPI failure). */

@@ -135,10 +135,10 @@ lapiTest('POST /api/ip/unban deletes the decision on the IP and reports still_bl
   const server = await app(t);
   const res = await server.inject({ method: 'POST', url: '/api/ip/unban', payload: { ip: '192.0.2.77' } });
   t.is(res.statusCode, 200);
-  t.deepEqual(res.json(), { ip: '192.0.2.77', deleted: 1, still_blocked: false });
+  t.deepEqual(res.json(), { ip: '192.0.2.77', deleted: 1, still_blocked: false, effective_within_s: null });
   t.false((await server.inject({ url: '/api/ip/blocked/192.0.2.77' })).json().blocked);
   const again = await server.inject({ method: 'POST', url: '/api/ip/unban', payload: { ip: '192.0.2.77' } });
-  t.deepEqual(again.json(), { ip: '192.0.2.77', deleted: 0, still_blocked: false });
+  t.deepEqual(again.json(), { ip: '192.0.2.77', deleted: 0, still_blocked: false, effective_within_s: null });
 });
 
 lapiTest('POST /api/ip/unban keeps a range ban containing the IP and reports still_blocked true', async (t) => {
@@ -147,7 +147,7 @@ lapiTest('POST /api/ip/unban keeps a range ban containing the IP and reports sti
   const server = await app(t);
   const res = await server.inject({ method: 'POST', url: '/api/ip/unban', payload: { ip: '198.51.100.8' } });
   t.is(res.statusCode, 200);
-  t.deepEqual(res.json(), { ip: '198.51.100.8', deleted: 1, still_blocked: true });
+  t.deepEqual(res.json(), { ip: '198.51.100.8', deleted: 1, still_blocked: true, effective_within_s: null });
   const left = (await server.inject({ url: '/api/ip/blocked/198.51.100.8' })).json();
   t.deepEqual(
     left.decisions.map((d: { value: string }) => d.value),
@@ -159,7 +159,7 @@ lapiTest('POST /api/ip/unban of an IPv6 ban', async (t) => {
   const lapi = t.context.lapi!;
   await cscli(lapi, 'decisions', 'add', '--ip', '2001:db8::77', '--duration', '1h');
   const res = await (await app(t)).inject({ method: 'POST', url: '/api/ip/unban', payload: { ip: '2001:db8::77' } });
-  t.deepEqual(res.json(), { ip: '2001:db8::77', deleted: 1, still_blocked: false });
+  t.deepEqual(res.json(), { ip: '2001:db8::77', deleted: 1, still_blocked: false, effective_within_s: null });
 });
 
 lapiTest('POST /api/ip/unban without machine credentials answers 503 not_configured', async (t) => {
