@@ -3773,6 +3773,237 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/ip/allowlist": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Active allowlist entries */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            created_at: string;
+                            created_by: string;
+                            expires_at: string | null;
+                            /** @description slug id (API.md §2.8) */
+                            id: string;
+                            reason: string;
+                            /** @description decisions this entry has removed so far */
+                            removed_decisions: number;
+                            value: string;
+                        }[];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Allowlists an address or range (optional TTL) and removes the decisions on it */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        reason?: string;
+                        /** @description Go duration (1m–8760h); null: no expiry */
+                        ttl?: string | null;
+                        /** @description an IPv4/IPv6 address or a CIDR range */
+                        value: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            created_at: string;
+                            created_by: string;
+                            /** @description seconds Traefik's CrowdSec bouncer may still act on its cache; null: no bouncer middleware known */
+                            effective_within_s: number | null;
+                            expires_at: string | null;
+                            /** @description slug id (API.md §2.8) */
+                            id: string;
+                            reason: string;
+                            /** @description the decisions this entry removed at once */
+                            removed: {
+                                /** @description remaining time as LAPI sends it (Go syntax) */
+                                duration: string;
+                                /** @description now + remaining duration (ISO-8601) */
+                                expires_at: string | null;
+                                id: number;
+                                origin: string;
+                                scenario: string;
+                                /** @description Ip or Range */
+                                scope: string;
+                                simulated: boolean;
+                                /** @description ban, captcha, … */
+                                type: string;
+                                value: string;
+                            }[];
+                            /** @description decisions this entry has removed so far */
+                            removed_decisions: number;
+                            value: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/ip/allowlist/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Removes an allowlist entry */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description slug id (API.md §2.8) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description no body */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/ip/blocked/{ip}": {
         parameters: {
             query?: never;
@@ -3879,6 +4110,348 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/ip/decisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Active CrowdSec decisions, filtered and paged */
+        get: {
+            parameters: {
+                query?: {
+                    origin?: string;
+                    page?: number;
+                    page_size?: number;
+                    scenario?: string;
+                    scope?: "ip" | "range";
+                    type?: string;
+                    value?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description remaining time as LAPI sends it (Go syntax) */
+                            duration: string;
+                            /** @description now + remaining duration (ISO-8601) */
+                            expires_at: string | null;
+                            id: number;
+                            origin: string;
+                            scenario: string;
+                            /** @description Ip or Range */
+                            scope: string;
+                            simulated: boolean;
+                            /** @description ban, captcha, … */
+                            type: string;
+                            value: string;
+                        }[];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Adds a ban or captcha decision (as cscli decisions add does) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Go duration, 1m–8760h (default 4h) */
+                        duration?: string;
+                        reason?: string;
+                        /** @default ban */
+                        type?: "ban" | "captcha";
+                        /** @description an IPv4/IPv6 address or a CIDR range */
+                        value: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            decisions: {
+                                /** @description remaining time as LAPI sends it (Go syntax) */
+                                duration: string;
+                                /** @description now + remaining duration (ISO-8601) */
+                                expires_at: string | null;
+                                id: number;
+                                origin: string;
+                                scenario: string;
+                                /** @description Ip or Range */
+                                scope: string;
+                                simulated: boolean;
+                                /** @description ban, captcha, … */
+                                type: string;
+                                value: string;
+                            }[];
+                            /** @description seconds Traefik's CrowdSec bouncer may still act on its cache; null: no bouncer middleware known */
+                            effective_within_s: number | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/ip/decisions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Deletes one decision; X-Effective-Within says when Traefik lets go */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description no body */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -4130,6 +4703,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             deleted: number;
+                            /** @description seconds Traefik's CrowdSec bouncer may still act on its cache (API.md §4.23); null: none known */
+                            effective_within_s: number | null;
                             ip: string;
                             still_blocked: boolean;
                         };
