@@ -49,6 +49,13 @@ export interface LastSync {
   empty_streak: number;
 }
 
+/** Syncs of one source since start: successes, failures, and when the last success was. */
+export interface SyncTotals {
+  ok: number;
+  failed: number;
+  lastOkAt: string | null;
+}
+
 /** What a forced sync reports back (POST /api/proxy-config/invalidate, PUT /api/datasource/active). */
 export interface SyncOutcome {
   ok: boolean;
@@ -79,6 +86,8 @@ export class UpstreamState {
   lastOkAt: string | null = null;
 
   private readonly lastSyncs = new Map<string, LastSync>();
+  /** Syncs recorded per source since start, and the last successful one (GET /metrics, API.md §4.22). */
+  private readonly syncTotals = new Map<string, SyncTotals>();
   private syncHandler: SyncHandler | null = null;
 
   /** `onStateChange` hears of transitions only, not of every poll. */
@@ -98,6 +107,12 @@ export class UpstreamState {
   recordSync(source: string, sync: LastSync): void {
     const previous = this.lastSyncs.get(source);
     this.lastSyncs.set(source, sync);
+    let totals = this.syncTotals.get(source);
+    if (!totals) this.syncTotals.set(source, (totals = { ok: 0, failed: 0, lastOkAt: null }));
+    if (sync.ok) {
+      totals.ok += 1;
+      totals.lastOkAt = sync.at;
+    } else totals.failed += 1;
     if (!previous || previous.ok !== sync.ok || previous.error !== sync.error) {
       this.onStateChange({ source, state: sync.ok ? 'ok' : 'failed', message: sync.error });
     }
@@ -109,6 +124,11 @@ export class UpstreamState {
       this.lastError = sync.error;
       this.lastErrorAt = sync.at;
     }
+  }
+
+  /** Syncs per source since start (counters for GET /metrics). */
+  totals(): ReadonlyMap<string, Readonly<SyncTotals>> {
+    return this.syncTotals;
   }
 
   lastSync(source: string): LastSync | null {

@@ -22,6 +22,7 @@ import logs from './logs/index.ts';
 import auth from './auth/index.ts';
 import backups from './backup/index.ts';
 import system from './system/index.ts';
+import metrics from './metrics/index.ts';
 import ui from './ui/index.ts';
 
 export const builtinGroups: BuiltinGroup[] = [
@@ -45,5 +46,6 @@ export const builtinGroups: BuiltinGroup[] = [
   { name: 'logs', plugin: logs },
   { name: 'auth', plugin: auth },
   { name: 'system', plugin: system },
+  { name: 'metrics', plugin: metrics },
   { name: 'ui', plugin: ui },
 ];

@@ -13,6 +13,8 @@ export const EVENT_TYPES = [
   // live status (§4.19): configuration-visible (class C), so every stream gets them
   'live',
   'diagnosis',
+  // certificate expiry (§4.21 certs): `{cn, not_after, days_left, threshold, source}`, class C like live
+  'certificate',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

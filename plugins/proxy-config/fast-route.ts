@@ -67,8 +67,14 @@ function send(res: ServerResponse, status: number, headers: HeaderList, requestI
   return true;
 }
 
-/** Records a poll for the status's instances (targets/setup.ts): remote address, User-Agent, ETag, YAML. */
-export type PollRecorder = (remoteAddress: string, userAgent: string, etag: string, yaml: boolean) => void;
+/** Records a poll for the status's instances (targets/setup.ts): remote address, User-Agent, ETag, YAML, 304. */
+export type PollRecorder = (
+  remoteAddress: string,
+  userAgent: string,
+  etag: string,
+  yaml: boolean,
+  notModified: boolean,
+) => void;
 
 export function fastProviderRoute(served: Served, onPoll: PollRecorder): FastRoute {
   return (req, res, requestId) => {
@@ -79,9 +85,9 @@ export function fastProviderRoute(served: Served, onPoll: PollRecorder): FastRou
     const encoded = yaml ? generation.yaml : generation.json;
     const lists = listsFor(generation, encoded, yaml, stale);
     // the provider token has no name; core/fast-routes.ts declines requests behind a trusted proxy
-    onPoll(req.socket.remoteAddress ?? '', req.headers['user-agent'] ?? '', encoded.etag, yaml);
-    if (matchesIfNoneMatch(req.headers['if-none-match'], encoded.etag))
-      return send(res, 304, lists.notModified, requestId);
+    const notModified = matchesIfNoneMatch(req.headers['if-none-match'], encoded.etag);
+    onPoll(req.socket.remoteAddress ?? '', req.headers['user-agent'] ?? '', encoded.etag, yaml, notModified);
+    if (notModified) return send(res, 304, lists.notModified, requestId);
     if (lists.gzip !== null && acceptsGzip(req.headers['accept-encoding']))
       return send(res, 200, lists.gzip, requestId, encoded.gzip!);
     return send(res, 200, lists.plain, requestId, encoded.body);

@@ -24,6 +24,7 @@ import { providerHeaders } from './headers.ts';
 import { fastProviderRoute } from './fast-route.ts';
 import { ProviderAnswerLog } from './answer-log.ts';
 import { loadSaved, SnapshotWriter, type SavedGeneration, type Servable } from './snapshot.ts';
+import type { PollCount } from './targets/pollers.ts';
 import { recordPoll, setupTargets, targetDangling, targetStatuses, type Targets } from './targets/setup.ts';
 import { targetRoutes } from './targets/routes.ts';
 import { serveTarget } from './targets/serve.ts';
@@ -31,8 +32,19 @@ import { TargetParams } from './targets/schemas.ts';
 import { TraefikVersion, VERSION_READ_INTERVAL_MS } from './traefik-version.ts';
 import liveStatus from './live/index.ts';
 
+export type { PollCount } from './targets/pollers.ts';
+
+/** What GET /metrics reads of the provider (API.md §4.22), at scrape time. */
+export interface ProviderStats {
+  /** Polls per document, remote address and status (200/304). */
+  polls(): PollCount[];
+  /** Bytes of the JSON document each target serves now, `default` first. */
+  documentBytes(): Array<{ target: string; bytes: number }>;
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
+    providerStats: ProviderStats;
     proxyConfig: ConfigProvider;
     /** The Traefik version the default document is gated for (API.md §4.9 G14). */
     traefikVersion: TraefikVersion;
@@ -70,6 +82,16 @@ async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): P
   app.decorate('proxyConfig', provider);
   // provider targets (several Traefik instances): documents derived from the default one
   const targets = await setupTargets(app, provider, () => version.current());
+  app.decorate('providerStats', {
+    polls: () => targets.pollers.counts(),
+    documentBytes: () => [
+      ...(provider.current() ? [{ target: 'default', bytes: provider.current()!.json.body.length }] : []),
+      ...targets.service.records().flatMap((record) => {
+        const document = targets.documents.get(record.id);
+        return document ? [{ target: record.id, bytes: document.json.body.length }] : [];
+      }),
+    ],
+  } satisfies ProviderStats);
   // the last run's config, served stale until the first generation of this run (issue 11)
   let saved: SavedGeneration | null = await loadSaved(app.store.dataDir);
   const snapshots = new SnapshotWriter(app.store.dataDir, (err) =>
@@ -154,8 +176,8 @@ async function proxyConfig(app: FastifyInstance, options: ProxyConfigOptions): P
   await app.register(liveStatus);
   // Traefik's plain polls skip Fastify: same answer, a fraction of the CPU (fast-route.ts, issue 11)
   if (app.hasDecorator('fastRoutes')) {
-    const fast = fastProviderRoute(polled, (ip, userAgent, etag, yaml) =>
-      targets.pollers.seen('default', ip, userAgent, null, etag, yaml),
+    const fast = fastProviderRoute(polled, (ip, userAgent, etag, yaml, notModified) =>
+      targets.pollers.seen('default', ip, userAgent, null, etag, yaml, notModified),
     );
     for (const prefix of PREFIXES) app.fastRoutes.add(prefix, 'provider', fast);
   }
@@ -201,9 +223,9 @@ function registerRoutes(
       const yaml = format ? format === 'yaml' : wantsYaml(request.headers.accept);
       const encoded = yaml ? generation.yaml : generation.json;
       const headers = providerHeaders(generation, encoded, yaml, stale);
-      recordPoll(targets, 'default', request, encoded.etag, yaml);
-      if (matchesIfNoneMatch(request.headers['if-none-match'], encoded.etag))
-        return reply.headers(headers.notModified).code(304).send();
+      const notModified = matchesIfNoneMatch(request.headers['if-none-match'], encoded.etag);
+      recordPoll(targets, 'default', request, encoded.etag, yaml, notModified);
+      if (notModified) return reply.headers(headers.notModified).code(304).send();
       if (encoded.gzip && acceptsGzip(request.headers['accept-encoding']))
         return reply.headers(headers.gzip).send(encoded.gzip);
       return reply.headers(headers.plain).send(encoded.body);

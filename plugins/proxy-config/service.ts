@@ -97,6 +97,7 @@ export class ConfigProvider {
   /** true once a schema check ran (the schema is compiled) */
   private schemaChecked = false;
   private readonly listeners = new Set<(generation: Generation) => void>();
+  private readonly runListeners = new Set<(seconds: number, changed: boolean) => void>();
 
   constructor(private readonly options: ConfigProviderOptions) {}
 
@@ -109,6 +110,12 @@ export class ConfigProvider {
   onGenerated(listener: (generation: Generation) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Subscribes to every generation run, bytes changed or not, with its duration (GET /metrics). */
+  onRun(listener: (seconds: number, changed: boolean) => void): () => void {
+    this.runListeners.add(listener);
+    return () => this.runListeners.delete(listener);
   }
 
   /** Marks the inputs changed; one regeneration runs for any number of calls in the same tick. */
@@ -156,8 +163,11 @@ export class ConfigProvider {
       const result = generateConfig(input, this.memo);
       const gated = this.gate.apply(result.config, this.options.traefikVersion?.() ?? null);
       const next = new Generation(result, this.options.now().toISOString(), this.fragments, gated);
-      const ms = Math.round(performance.now() - start); // generation + JSON + ETag
-      if (this.generation && this.generation.json.etag === next.json.etag) {
+      const elapsed = performance.now() - start;
+      const ms = Math.round(elapsed); // generation + JSON + ETag
+      const changed = !this.generation || this.generation.json.etag !== next.json.etag;
+      for (const listener of this.runListeners) listener(elapsed / 1000, changed);
+      if (!changed && this.generation) {
         // same bytes, but conflicts, dangling references and outcomes may differ (status reports them)
         this.generation.result = result;
         this.generation.dropped = gated.dropped;

@@ -18,6 +18,17 @@ interface Entry {
   /** ETag (quoted) of the body it got or was told it has (304) */
   etag: string;
   yaml: boolean;
+  /** polls answered 200 / 304 since the entry was created (GET /metrics, API.md §4.22) */
+  ok: number;
+  notModified: number;
+}
+
+/** Polls of one document by one remote address with one answer status (GET /metrics). */
+export interface PollCount {
+  target: string;
+  instance: string;
+  status: '200' | '304';
+  count: number;
 }
 
 export interface InstanceView {
@@ -41,6 +52,7 @@ export class PollerLog {
    * Records a poll of `document` answered with (or confirming, on 304) the body of `etag`, in YAML
    * or JSON. A known instance costs one map lookup and three field writes; the age order is only
    * worked out when a new instance finds the map full (rare) and when the status is read.
+   * `notModified`: the poll was answered 304 (counted apart from the 200s).
    */
   seen(
     document: string,
@@ -49,6 +61,7 @@ export class PollerLog {
     tokenName: string | null,
     etag: string,
     yaml: boolean,
+    notModified = false,
   ): void {
     let entries = this.documents.get(document);
     if (!entries) this.documents.set(document, (entries = new Map()));
@@ -59,10 +72,46 @@ export class PollerLog {
       entry.lastPoll = now;
       entry.etag = etag;
       entry.yaml = yaml;
+      if (notModified) entry.notModified += 1;
+      else entry.ok += 1;
       return;
     }
     if (entries.size >= this.limit) entries.delete(oldestKey(entries));
-    entries.set(key, { remoteAddress, userAgent, tokenName, lastPoll: now, etag, yaml });
+    entries.set(key, {
+      remoteAddress,
+      userAgent,
+      tokenName,
+      lastPoll: now,
+      etag,
+      yaml,
+      ok: notModified ? 0 : 1,
+      notModified: notModified ? 1 : 0,
+    });
+  }
+
+  /**
+   * Poll counts per document, remote address and status, summed over the instances (User-Agents,
+   * tokens) of one address. An instance dropped from the log (not seen for the 10-minute window
+   * when a status was read, or pushed out of a full map) takes its counts with it: its series
+   * restarts from zero if it comes back, which Prometheus reads as a counter reset.
+   */
+  counts(): PollCount[] {
+    const out: PollCount[] = [];
+    for (const [target, entries] of this.documents) {
+      const sums = new Map<string, [number, number]>();
+      for (const entry of entries.values()) {
+        const sum = sums.get(entry.remoteAddress);
+        if (sum) {
+          sum[0] += entry.ok;
+          sum[1] += entry.notModified;
+        } else sums.set(entry.remoteAddress, [entry.ok, entry.notModified]);
+      }
+      for (const [instance, [ok, notModified]] of sums) {
+        if (ok > 0) out.push({ target, instance, status: '200', count: ok });
+        if (notModified > 0) out.push({ target, instance, status: '304', count: notModified });
+      }
+    }
+    return out;
   }
 
   /**

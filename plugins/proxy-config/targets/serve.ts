@@ -26,9 +26,9 @@ export function serveTarget(
   const yaml = format ? format === 'yaml' : wantsYaml(request.headers.accept);
   const encoded = yaml ? document.yaml : document.json;
   const headers = providerHeaders(document, encoded, yaml, stale);
-  recordPoll(targets, id, request, encoded.etag, yaml);
-  if (matchesIfNoneMatch(request.headers['if-none-match'], encoded.etag))
-    return reply.headers(headers.notModified).code(304).send();
+  const notModified = matchesIfNoneMatch(request.headers['if-none-match'], encoded.etag);
+  recordPoll(targets, id, request, encoded.etag, yaml, notModified);
+  if (notModified) return reply.headers(headers.notModified).code(304).send();
   if (encoded.gzip && acceptsGzip(request.headers['accept-encoding']))
     return reply.headers(headers.gzip).send(encoded.gzip);
   return reply.headers(headers.plain).send(encoded.body);

@@ -113,6 +113,7 @@ export function recordPoll(
   request: FastifyRequest,
   etag: string,
   yaml: boolean,
+  notModified: boolean,
 ): void {
   targets.pollers.seen(
     document,
@@ -121,6 +122,7 @@ export function recordPoll(
     request.principal?.name ?? null,
     etag,
     yaml,
+    notModified,
   );
 }
 

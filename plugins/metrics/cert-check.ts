@@ -1,0 +1,144 @@
+/**
+ * The certificate expiry check (API.md §4.21 `certs`, §4.22): every `certs.check_interval_s` it reads
+ * Traefik's metrics and acme.json, keeps each CN's notAfter for
+ * `stackmanager_certificate_not_after_timestamp_seconds{cn}`, and publishes a `certificate` event
+ * `{cn, not_after, days_left, threshold, source}` the first time a certificate is within 14, 3 or 0
+ * days (once per threshold per certificate, remembered across restarts: cert-notices.ts). A source
+ * that fails is logged and skipped; the other one still counts.
+ */
+import type { Sample } from './series.ts';
+import { readAcmeFile, readTraefikMetrics, type CertificateReading, type CertificateSource } from './cert-sources.ts';
+import { CertificateNotices, thresholdFor, type ThresholdDays } from './cert-notices.ts';
+
+/** Time allowed for one read of Traefik's metrics page. */
+export const METRICS_READ_TIMEOUT_MS = 10_000;
+
+/** The `certificate` event's data (§4.17, §4.21). */
+export interface CertificateEvent {
+  cn: string;
+  not_after: string;
+  days_left: number;
+  threshold: ThresholdDays;
+  source: CertificateSource;
+}
+
+interface Logger {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+}
+
+export interface CertificateCheckOptions {
+  /** Traefik's Prometheus endpoint; '' = not read */
+  metricsUrl: string;
+  /** acme.json; '' = not read */
+  acmePath: string;
+  intervalMs: number;
+  dataDir: string;
+  now: () => Date;
+  /** Only the cluster leader announces (every node fills the gauge). */
+  announces: () => boolean;
+  publish: (event: CertificateEvent) => void;
+  log: Logger;
+}
+
+export class CertificateCheck {
+  /** CN → the certificate reported with the latest notAfter (a renewed one replaces the old) */
+  private certificates = new Map<string, CertificateReading>();
+  private readonly notices: CertificateNotices;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private closed = false;
+  /** errors of the last check per source, logged when they change */
+  private readonly lastErrors = new Map<CertificateSource, string>();
+
+  constructor(private readonly options: CertificateCheckOptions) {
+    this.notices = new CertificateNotices(options.dataDir);
+  }
+
+  get enabled(): boolean {
+    return this.options.metricsUrl !== '' || this.options.acmePath !== '';
+  }
+
+  /** Loads the notices, checks once, then every interval. */
+  async start(): Promise<void> {
+    if (!this.enabled) return;
+    await this.notices.load();
+    void this.check();
+    this.timer = setInterval(() => void this.check(), this.options.intervalMs);
+    this.timer.unref();
+  }
+
+  /** One check now (or the one running); never rejects. */
+  check(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.running ??= this.run().finally(() => (this.running = null));
+    return this.running;
+  }
+
+  samples(): Sample[] {
+    return [...this.certificates.values()].map((reading) => ({ labels: { cn: reading.cn }, value: reading.notAfter }));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+  }
+
+  private async run(): Promise<void> {
+    const { metricsUrl, acmePath } = this.options;
+    const [fromMetrics, fromAcme] = await Promise.all([
+      metricsUrl ? this.read('metrics', () => readTraefikMetrics(metricsUrl, METRICS_READ_TIMEOUT_MS)) : [],
+      acmePath ? this.read('acme', () => readAcmeFile(acmePath)) : [],
+    ]);
+    if (this.closed) return;
+    const latest = new Map<string, CertificateReading>();
+    for (const reading of [...fromMetrics, ...fromAcme]) {
+      const known = latest.get(reading.cn);
+      if (!known || reading.notAfter > known.notAfter) latest.set(reading.cn, reading);
+    }
+    this.certificates = latest;
+    await this.announce([...latest.values()]);
+  }
+
+  /** Readings of one source, or [] (logged once per new error) when it fails. */
+  private async read(source: CertificateSource, read: () => Promise<CertificateReading[]>) {
+    try {
+      const readings = await read();
+      if (this.lastErrors.delete(source)) this.options.log.info({ source }, 'certificate source readable again');
+      return readings;
+    } catch (err) {
+      const message = (err as Error).message;
+      if (this.lastErrors.get(source) !== message)
+        this.options.log.warn({ source, error: message }, 'certificate source not readable; checked again later');
+      this.lastErrors.set(source, message);
+      return [];
+    }
+  }
+
+  private async announce(readings: CertificateReading[]): Promise<void> {
+    if (!this.options.announces()) return;
+    const nowMs = this.options.now().getTime();
+    let changed = false;
+    for (const reading of readings) {
+      const daysLeft = Math.floor((reading.notAfter * 1000 - nowMs) / 86_400_000);
+      const threshold = thresholdFor(daysLeft);
+      if (threshold === null || this.notices.announced(reading.cn, reading.notAfter, threshold)) continue;
+      this.notices.record(reading.cn, reading.notAfter, threshold);
+      changed = true;
+      this.options.publish({
+        cn: reading.cn,
+        not_after: new Date(reading.notAfter * 1000).toISOString(),
+        days_left: daysLeft,
+        threshold,
+        source: reading.source,
+      });
+    }
+    if (changed)
+      await this.notices
+        .save(Math.floor(nowMs / 1000))
+        .catch((err: Error) =>
+          this.options.log.warn({ error: err.message }, 'certificate notices not saved; a restart may repeat them'),
+        );
+  }
+}
