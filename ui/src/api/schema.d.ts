@@ -3565,7 +3565,7 @@ export interface paths {
                 query?: {
                     /** @description API token (EventSource cannot set headers); redacted in logs */
                     access_token?: string;
-                    /** @description comma list of event types (object, provider, invalid_file, upstream, job, container, backup, live, diagnosis); default all */
+                    /** @description comma list of event types (object, provider, invalid_file, upstream, job, container, backup, live, diagnosis, certificate); default all */
                     types?: string;
                 };
                 header?: {
@@ -18361,6 +18361,78 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["def-1"][];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Prometheus metrics (text format 0.0.4): process, Node and the stackmanager_* series */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Prometheus text exposition format */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": string;
                     };
                 };
                 /** @description Default Response */
