@@ -1,10 +1,12 @@
-/** Traefik plugins: the static config path, installed plugins (status from Traefik), the catalogue, install/remove. */
-import { useState } from 'preact/hooks';
+/** Traefik plugins: the static config path, installed plugins (status from Traefik), vendoring, the catalogue, install/remove. */
+import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, unwrap } from '../api/client';
 import { ErrorBox, Field, FieldError, Loading, PageHeader, StatusBadge } from '../components/ui';
 import { DataTable } from '../components/data-table';
 import { useAsync } from '../lib/use-async';
 import { canWrite, useSession } from '../lib/session';
+import { useLocation } from '../lib/router';
+import { VendorActions, VendoredInfo } from './plugins/vendor';
 
 export default function Plugins() {
   const { session } = useSession();
@@ -17,12 +19,17 @@ export default function Plugins() {
   const [pathDraft, setPathDraft] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState<string | null>(null);
-  const act = async (action: () => Promise<unknown>, done: string) => {
+  // ?vendor=<key>: the Diagnosis' plugins_disabled finding links here, to the plugin to vendor
+  const focus = useLocation().query.get('vendor');
+  useEffect(() => {
+    if (focus && installed.data) document.querySelector(`tr[data-plugin="${CSS.escape(focus)}"]`)?.scrollIntoView({ block: 'center' });
+  }, [focus, installed.data]);
+  const act = async (action: () => Promise<unknown>, done: string | ((result: any) => string)) => {
     setError(null);
     setNotice(null);
     try {
-      await action();
-      setNotice(done);
+      const result = await action();
+      setNotice(typeof done === 'string' ? done : done(result));
       installed.reload();
       configPath.reload();
     } catch (err) {
@@ -67,12 +74,21 @@ export default function Plugins() {
         )}
       </section>
       <h2>Installed</h2>
+      <p class="muted small">
+        Traefik downloads every remote plugin at each start; when the plugin registry cannot be reached it disables every plugin, and the routers using one answer 404. <strong>Vendor (work offline)</strong> copies a plugin into Traefik's plugins-local directory (<code>plugins_local_dir</code>) so it loads without the network.
+      </p>
+      {focus && !installed.data?.find((p) => p.key === focus)?.vendored && (
+        <p class="notice" data-vendor-focus={focus}>
+          Traefik could not load its plugins: vendor <code>{focus}</code> below, then restart Traefik.
+        </p>
+      )}
       {notConfigured ? <p class="muted">{(installed.error as ApiError).message}</p> : <ErrorBox error={installed.error} />}
       <Loading when={installed.loading && !installed.data} />
       {installed.data && (
         <DataTable
           rows={installed.data}
           rowKey={(p) => p.key}
+          rowProps={(p) => ({ 'data-plugin': p.key, 'data-focused': p.key === focus || undefined, style: p.key === focus ? { background: 'var(--warn-bg)' } : undefined })}
           empty="No plugins in the static configuration."
           columns={[
             {
@@ -85,13 +101,14 @@ export default function Plugins() {
               ),
             },
             {
-                title: 'Module',
-                cell: (p) => (
-                  <>
-                    {p.module_name} {p.version}
-                  </>
-                ),
-              },
+              title: 'Module',
+              cell: (p) => (
+                <>
+                  {p.module_name} {p.version}
+                  <VendoredInfo plugin={p} />
+                </>
+              ),
+            },
             {
               title: 'Status',
               cell: (p) => (
@@ -106,9 +123,12 @@ export default function Plugins() {
               title: '',
               cell: (p) =>
                 writable && (
-                  <button type="button" class="danger" onClick={() => confirm(`Remove plugin ${p.key}?`) && act(() => unwrap(api.DELETE('/api/plugins/remove', { body: { key: p.key } })), `Removed ${p.key}. Restart Traefik to apply.`)}>
-                    Remove
-                  </button>
+                  <>
+                    <VendorActions plugin={p} act={act} />{' '}
+                    <button type="button" class="danger" onClick={() => confirm(`Remove plugin ${p.key}?`) && act(() => unwrap(api.DELETE('/api/plugins/remove', { body: { key: p.key } })), `Removed ${p.key}. Restart Traefik to apply.`)}>
+                      Remove
+                    </button>
+                  </>
                 ),
             },
           ]}

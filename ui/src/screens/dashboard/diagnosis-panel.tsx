@@ -19,7 +19,14 @@ function MiddlewareRef({ name }: { name: string }) {
   return ours ? <a href={`/middlewares/${encodeURIComponent(ours[1])}`}>{name}</a> : <code>{name}</code>;
 }
 
+/** The plugin keys a plugins_disabled finding's fix tells to vendor (`POST /api/plugins/<key>/vendor`). */
+function pluginsToVendor(finding: Finding): string[] {
+  if (finding.kind !== 'plugins_disabled') return [];
+  return [...finding.fix.matchAll(/POST \/api\/plugins\/([^/\s]+)\/vendor/g)].map((match) => decodeURIComponent(match[1]));
+}
+
 function FindingItem({ finding }: { finding: Finding }) {
+  const vendor = pluginsToVendor(finding);
   return (
     <li class="finding card" data-finding={finding.id} data-kind={finding.kind} data-severity={finding.severity}>
       <div>
@@ -28,6 +35,19 @@ function FindingItem({ finding }: { finding: Finding }) {
       <div class="finding-fix">
         <strong>Fix:</strong> {finding.fix}
       </div>
+      {vendor.length > 0 && (
+        <div class="small">
+          Vendor on the plugins screen:{' '}
+          {vendor.map((key, index) => (
+            <span key={key}>
+              {index > 0 && ', '}
+              <a href={`/plugins?vendor=${encodeURIComponent(key)}`} data-finding-vendor={key}>
+                {key}
+              </a>
+            </span>
+          ))}
+        </div>
+      )}
       {finding.resources.length > 0 && (
         <div class="small">
           Resources:{' '}
