@@ -97,7 +97,7 @@ test('stack-manager: data dirs owned by the image user through an init step, the
   const init = services['stack-manager-init'];
   t.deepEqual(manager.depends_on['stack-manager-init'], { condition: 'service_completed_successfully' });
   const uid = /--uid (\d+)/.exec(readFileSync(path.join(REPO, 'Dockerfile'), 'utf8'))![1];
-  t.deepEqual(init.entrypoint, ['chown', '-R', `${uid}:${uid}`, '/data', '/backups']);
+  t.deepEqual(init.entrypoint, ['chown', '-R', `${uid}:${uid}`, '/data', '/backups', '/plugins-local']);
   t.is(init.user, '0:0');
   const dataMounts = (service: any) =>
     mounts(service).filter(([, target]) => target === '/data' || target === '/backups');
@@ -111,6 +111,25 @@ test('stack-manager: data dirs owned by the image user through an init step, the
     t.true(name in ENV_MAP || name.replace(/_FILE$/, '') in ENV_MAP, `${name} is a setting Stack Manager reads`);
   }
   t.true(mounts(manager).some(([, target]) => target === path.posix.dirname(environment(manager).PROXY_STATIC_CONFIG)));
+});
+
+test('plugins-local: one host dir, read by Traefik at /plugins-local and written by Stack Manager at PROXY_PLUGINS_LOCAL_DIR (owned by the image user)', (t) => {
+  const manager = services['stack-manager'];
+  const init = services['stack-manager-init'];
+  const localDir = environment(manager).PROXY_PLUGINS_LOCAL_DIR;
+  t.truthy(localDir, 'PROXY_PLUGINS_LOCAL_DIR is set');
+  const sourceOf = (service: any, target: string) => mounts(service).find(([, t2]) => t2 === target)?.[0];
+  // Traefik resolves ./plugins-local against its working dir, / in the official image
+  const source = sourceOf(services.traefik, '/plugins-local');
+  t.truthy(source, 'Traefik mounts /plugins-local');
+  t.true(
+    services.traefik.volumes.some((v: string) => v.startsWith(`${source}:/plugins-local:ro`)),
+    'read-only for Traefik',
+  );
+  t.is(sourceOf(manager, localDir), source, 'Stack Manager writes the same host dir');
+  t.is(sourceOf(init, localDir), source, 'the init step gives it to the image user');
+  t.true(init.entrypoint.includes(localDir));
+  t.truthy(traefikStatic.experimental.plugins, 'the shipped plugins are remote until vendored');
 });
 
 test('every variable the compose file requires is in .env.example', (t) => {
