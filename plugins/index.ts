@@ -21,6 +21,7 @@ import containers from './container/index.ts';
 import logs from './logs/index.ts';
 import auth from './auth/index.ts';
 import backups from './backup/index.ts';
+import notifications from './notifications/index.ts';
 import system from './system/index.ts';
 import metrics from './metrics/index.ts';
 import ui from './ui/index.ts';
@@ -37,14 +38,16 @@ export const builtinGroups: BuiltinGroup[] = [
   { name: 'resources', plugin: resources },
   { name: 'proxy-config', plugin: proxyConfig },
   { name: 'plugins', plugin: traefikPlugins },
-  { name: 'static', plugin: staticConfig },
   { name: 'ip', plugin: ip },
   // backup and jobs before container: its update jobs take pre-update backups on the job runner
   { name: 'backup', plugin: backups },
   { name: 'jobs', plugin: jobs },
   { name: 'container', plugin: containers },
+  // after container: its apply job recreates Gerbil on the container group's update machinery
+  { name: 'static', plugin: staticConfig },
   { name: 'logs', plugin: logs },
   { name: 'auth', plugin: auth },
+  { name: 'notifications', plugin: notifications },
   { name: 'system', plugin: system },
   { name: 'metrics', plugin: metrics },
   { name: 'ui', plugin: ui },
