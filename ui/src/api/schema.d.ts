@@ -8855,6 +8855,1352 @@ export interface paths {
         };
         trace?: never;
     };
+    "/api/notifications/channels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Notification channels, by id (secrets shown as ********) */
+        get: {
+            parameters: {
+                query?: {
+                    page?: number;
+                    page_size?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"][];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Add a notification channel (operator) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description categories this channel gets; default all */
+                        categories?: ("proxy" | "certs" | "security" | "containers" | "backups" | "config" | "system")[];
+                        /** @description per type (API.md §4.21); secrets read back as "********", which a PUT may send to keep them */
+                        config: {
+                            [key: string]: unknown;
+                        };
+                        /** @default true */
+                        enabled?: boolean;
+                        /** @description slug id (API.md §2.8) */
+                        id?: string;
+                        /** @description the excess folds into "N more" */
+                        max_per_minute?: number;
+                        /**
+                         * @description info, warning or error
+                         * @enum {string}
+                         */
+                        min_severity?: "info" | "warning" | "error";
+                        name: string;
+                        quiet_hours?: {
+                            /** @description HH:MM */
+                            end: string;
+                            /** @description HH:MM */
+                            start: string;
+                            /** @description IANA zone, default UTC */
+                            timezone?: string;
+                        } | null;
+                        /**
+                         * @description immediate, hourly or daily (one digest per period)
+                         * @enum {string}
+                         */
+                        schedule?: "immediate" | "hourly" | "daily";
+                        /**
+                         * @description webhook, ntfy, gotify, discord, slack, telegram, email
+                         * @enum {string}
+                         */
+                        type: "webhook" | "ntfy" | "gotify" | "discord" | "slack" | "telegram" | "email";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            categories: string[];
+                            config: {
+                                [key: string]: unknown;
+                            };
+                            created_at: string;
+                            enabled: boolean;
+                            etag: string;
+                            /** @description slug id (API.md §2.8) */
+                            id: string;
+                            max_per_minute: number;
+                            /**
+                             * @description info, warning or error
+                             * @enum {string}
+                             */
+                            min_severity: "info" | "warning" | "error";
+                            name: string;
+                            quiet_hours: {
+                                /** @description HH:MM */
+                                end: string;
+                                /** @description HH:MM */
+                                start: string;
+                                /** @description IANA zone, default UTC */
+                                timezone?: string;
+                            } | null;
+                            /**
+                             * @description immediate, hourly or daily (one digest per period)
+                             * @enum {string}
+                             */
+                            schedule: "immediate" | "hourly" | "daily";
+                            /**
+                             * @description webhook, ntfy, gotify, discord, slack, telegram, email
+                             * @enum {string}
+                             */
+                            type: "webhook" | "ntfy" | "gotify" | "discord" | "slack" | "telegram" | "email";
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notifications/channels/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One notification channel */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description slug id (API.md §2.8) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            categories: string[];
+                            config: {
+                                [key: string]: unknown;
+                            };
+                            created_at: string;
+                            enabled: boolean;
+                            etag: string;
+                            /** @description slug id (API.md §2.8) */
+                            id: string;
+                            max_per_minute: number;
+                            /**
+                             * @description info, warning or error
+                             * @enum {string}
+                             */
+                            min_severity: "info" | "warning" | "error";
+                            name: string;
+                            quiet_hours: {
+                                /** @description HH:MM */
+                                end: string;
+                                /** @description HH:MM */
+                                start: string;
+                                /** @description IANA zone, default UTC */
+                                timezone?: string;
+                            } | null;
+                            /**
+                             * @description immediate, hourly or daily (one digest per period)
+                             * @enum {string}
+                             */
+                            schedule: "immediate" | "hourly" | "daily";
+                            /**
+                             * @description webhook, ntfy, gotify, discord, slack, telegram, email
+                             * @enum {string}
+                             */
+                            type: "webhook" | "ntfy" | "gotify" | "discord" | "slack" | "telegram" | "email";
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description no body */
+                304: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        /** Replace a notification channel; "********" keeps a stored secret (operator) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description slug id (API.md §2.8) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description categories this channel gets; default all */
+                        categories?: ("proxy" | "certs" | "security" | "containers" | "backups" | "config" | "system")[];
+                        /** @description per type (API.md §4.21); secrets read back as "********", which a PUT may send to keep them */
+                        config: {
+                            [key: string]: unknown;
+                        };
+                        /** @default true */
+                        enabled?: boolean;
+                        /** @description slug id (API.md §2.8) */
+                        id?: string;
+                        /** @description the excess folds into "N more" */
+                        max_per_minute?: number;
+                        /**
+                         * @description info, warning or error
+                         * @enum {string}
+                         */
+                        min_severity?: "info" | "warning" | "error";
+                        name: string;
+                        quiet_hours?: {
+                            /** @description HH:MM */
+                            end: string;
+                            /** @description HH:MM */
+                            start: string;
+                            /** @description IANA zone, default UTC */
+                            timezone?: string;
+                        } | null;
+                        /**
+                         * @description immediate, hourly or daily (one digest per period)
+                         * @enum {string}
+                         */
+                        schedule?: "immediate" | "hourly" | "daily";
+                        /**
+                         * @description webhook, ntfy, gotify, discord, slack, telegram, email
+                         * @enum {string}
+                         */
+                        type: "webhook" | "ntfy" | "gotify" | "discord" | "slack" | "telegram" | "email";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            categories: string[];
+                            config: {
+                                [key: string]: unknown;
+                            };
+                            created_at: string;
+                            enabled: boolean;
+                            etag: string;
+                            /** @description slug id (API.md §2.8) */
+                            id: string;
+                            max_per_minute: number;
+                            /**
+                             * @description info, warning or error
+                             * @enum {string}
+                             */
+                            min_severity: "info" | "warning" | "error";
+                            name: string;
+                            quiet_hours: {
+                                /** @description HH:MM */
+                                end: string;
+                                /** @description HH:MM */
+                                start: string;
+                                /** @description IANA zone, default UTC */
+                                timezone?: string;
+                            } | null;
+                            /**
+                             * @description immediate, hourly or daily (one digest per period)
+                             * @enum {string}
+                             */
+                            schedule: "immediate" | "hourly" | "daily";
+                            /**
+                             * @description webhook, ntfy, gotify, discord, slack, telegram, email
+                             * @enum {string}
+                             */
+                            type: "webhook" | "ntfy" | "gotify" | "discord" | "slack" | "telegram" | "email";
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Delete a notification channel; its queued messages are reported failed (operator) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description slug id (API.md §2.8) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description no body */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notifications/channels/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a real test message through the channel now (operator) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description slug id (API.md §2.8) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            delivered: boolean;
+                            /** @description why it was not delivered, secrets scrubbed */
+                            error: string | null;
+                            latency_ms: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notifications/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The last 1,000 notifications per channel delivery, newest first, plus every queued one */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description slug id (API.md §2.8) */
+                    channel?: string;
+                    page?: number;
+                    page_size?: number;
+                    /** @description ISO-8601 timestamp or a duration before now (30s, 15m, 2h, 7d) */
+                    since?: string;
+                    /** @description sent, queued, failed, suppressed */
+                    status?: "sent" | "queued" | "failed" | "suppressed";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-2"][];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/plugins": {
         parameters: {
             query?: never;
@@ -18360,7 +19706,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["def-1"][];
+                        "application/json": components["schemas"]["def-3"][];
                     };
                 };
                 /** @description Default Response */
@@ -18514,8 +19860,67 @@ export interface components {
                 step: string;
             }[];
         };
-        /** ExtPlugin */
+        /** NotificationChannel */
         "def-1": {
+            categories: string[];
+            config: {
+                [key: string]: unknown;
+            };
+            created_at: string;
+            enabled: boolean;
+            etag: string;
+            /** @description slug id (API.md §2.8) */
+            id: string;
+            max_per_minute: number;
+            /**
+             * @description info, warning or error
+             * @enum {string}
+             */
+            min_severity: "info" | "warning" | "error";
+            name: string;
+            quiet_hours: {
+                /** @description HH:MM */
+                end: string;
+                /** @description HH:MM */
+                start: string;
+                /** @description IANA zone, default UTC */
+                timezone?: string;
+            } | null;
+            /**
+             * @description immediate, hourly or daily (one digest per period)
+             * @enum {string}
+             */
+            schedule: "immediate" | "hourly" | "daily";
+            /**
+             * @description webhook, ntfy, gotify, discord, slack, telegram, email
+             * @enum {string}
+             */
+            type: "webhook" | "ntfy" | "gotify" | "discord" | "slack" | "telegram" | "email";
+            updated_at: string;
+        };
+        /** NotificationHistoryEntry */
+        "def-2": {
+            at: string;
+            attempts: number;
+            category: string;
+            /** @description channel id */
+            channel: string;
+            id: string;
+            last_error: string | null;
+            /**
+             * @description info, warning or error
+             * @enum {string}
+             */
+            severity: "info" | "warning" | "error";
+            /**
+             * @description sent, queued, failed, suppressed
+             * @enum {string}
+             */
+            status: "sent" | "queued" | "failed" | "suppressed";
+            title: string;
+        };
+        /** ExtPlugin */
+        "def-3": {
             /** @description semver range of the host API the plugin needs */
             api_version: string | null;
             /** @description directory name inside PLUGINS_DIR; null for an enabled name without a directory */
