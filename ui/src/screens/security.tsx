@@ -1,9 +1,16 @@
-/** Security (CrowdSec): check an IP (decisions, alerts, allow-lists), unban it; our public IP and the caller's. */
+/**
+ * Security (CrowdSec): check an IP (decisions, alerts, allow-lists), unban it; our public IP and the
+ * caller's; the decisions table (filter, add, delete) and our allowlist (API.md §4.23), each action
+ * saying when Traefik's bouncer feels it.
+ */
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
 import type { IpSecurity } from '../api/types';
 import { Badge, ErrorBox, Field, FieldError, PageHeader, when } from '../components/ui';
 import { canWrite, useSession } from '../lib/session';
+import { AllowlistPanel } from './security/allowlist-panel';
+import { DecisionsPanel } from './security/decisions-panel';
+import { effectiveText } from './security/effective';
 
 export default function Security() {
   const { session } = useSession();
@@ -12,6 +19,10 @@ export default function Security() {
   const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [publicIp, setPublicIp] = useState<{ ip: string; caller_ip: string; source: string } | null>(null);
+  const showNotice = (text: string) => {
+    setError(null);
+    setNotice(text);
+  };
   const check = async (address = ip) => {
     setError(null);
     setNotice(null);
@@ -42,7 +53,14 @@ export default function Security() {
       {publicIp && (
         <p>
           Public IP <code>{publicIp.ip}</code> (from {publicIp.source}); you are <code>{publicIp.caller_ip}</code>{' '}
-          <button type="button" class="link-button" onClick={() => { setIp(publicIp.caller_ip); void check(publicIp.caller_ip); }}>
+          <button
+            type="button"
+            class="link-button"
+            onClick={() => {
+              setIp(publicIp.caller_ip);
+              void check(publicIp.caller_ip);
+            }}
+          >
             check mine
           </button>
         </p>
@@ -56,7 +74,13 @@ export default function Security() {
         }}
       >
         <Field label="IP address">
-          <input name="ip" value={ip} required placeholder="203.0.113.7" onInput={(e) => setIp(e.currentTarget.value.trim())} />
+          <input
+            name="ip"
+            value={ip}
+            required
+            placeholder="203.0.113.7"
+            onInput={(e) => setIp(e.currentTarget.value.trim())}
+          />
           <FieldError error={error} pointer="/params/ip" />
         </Field>
         <div>
@@ -66,7 +90,11 @@ export default function Security() {
         </div>
       </form>
       <ErrorBox error={error} />
-      {notice && <div class="success">{notice}</div>}
+      {notice && (
+        <div class="success" id="security-notice" role="status">
+          {notice}
+        </div>
+      )}
       {report && (
         <section class="card" id="ip-report">
           <h2>
@@ -102,7 +130,9 @@ export default function Security() {
                 try {
                   const result = await unwrap(api.POST('/api/ip/unban', { body: { ip: report.ip } }));
                   await check(report.ip);
-                  setNotice(`Deleted ${result.deleted} decision(s)${result.still_blocked ? '; still blocked by another decision (e.g. a range)' : ''}.`);
+                  setNotice(
+                    `Deleted ${result.deleted} decision(s)${result.still_blocked ? '; still blocked by another decision (e.g. a range)' : ''}. ${effectiveText(result.effective_within_s, 'stops')}`,
+                  );
                 } catch (err) {
                   setError(err);
                 }
@@ -114,6 +144,8 @@ export default function Security() {
           <p class="muted small">checked {when(report.checked_at)}</p>
         </section>
       )}
+      <DecisionsPanel writable={canWrite(session)} onNotice={showNotice} />
+      <AllowlistPanel writable={canWrite(session)} onNotice={showNotice} />
     </>
   );
 }
