@@ -3,6 +3,7 @@
  * usually port 465), STARTTLS required (`starttls`, usually 587) or plain (`none`, which never
  * upgrades, for a relay on a private network). Certificates are verified; `ca` names a private CA.
  */
+import { isIP } from 'node:net';
 import { createTransport } from 'nodemailer';
 import type { EmailConfig } from '../schemas.ts';
 import type { OutgoingMessage } from './types.ts';
@@ -20,7 +21,8 @@ export async function sendEmail(
     requireTLS: config.security === 'starttls',
     ignoreTLS: config.security === 'none',
     auth: config.username ? { user: config.username, pass: config.password ?? '' } : undefined,
-    tls: config.ca ? { ca: config.ca, servername: config.host } : { servername: config.host },
+    // SNI takes names only; an address is verified against the certificate's IP entries
+    tls: { ...(config.ca ? { ca: config.ca } : {}), ...(isIP(config.host) ? {} : { servername: config.host }) },
     connectionTimeout: timeoutMs,
     greetingTimeout: timeoutMs,
     socketTimeout: timeoutMs,
