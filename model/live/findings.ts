@@ -237,9 +237,9 @@ function documentBehindFix(input: FindingInput): string {
 
 /**
  * Which plugins to vendor. Traefik names only the middlewares it could not build; when one of them
- * is a local plugin and the static config has remote ones, a remote download failed at start and
- * Traefik disabled every plugin (its log: "Plugins are disabled because an error has occurred"):
- * the remote ones are what to vendor, not the local one Traefik names.
+ * is a local plugin and the static config has remote ones, Traefik most likely could not download
+ * one of those at start and disabled every plugin (its log: "Plugins are disabled because an error
+ * has occurred"): the remote ones are what to vendor, not the local one Traefik names.
  */
 function pluginsToVendor(
   keys: readonly string[],
@@ -251,7 +251,7 @@ function pluginsToVendor(
   if (!keys.some((key) => local.has(key))) return { toVendor: [...keys], cause: '' };
   return {
     toVendor: remote,
-    cause: ` Local plugins fail only when Traefik could not download one of experimental.plugins (${listed(remote)}) at start: it then disables every plugin.`,
+    cause: ` Traefik disables every plugin, local ones included, when it cannot set one up at start — most often a failed download of experimental.plugins (${listed(remote)}); its log says which ("Plugins are disabled because an error has occurred").`,
   };
 }
 
