@@ -13,11 +13,15 @@ import { actionSchema, listSchema, updateSchema, updatesSchema } from './schemas
 import { ContainerService } from './service.ts';
 import { StackMembership } from './stack.ts';
 import { UpdateService } from './update/service.ts';
+import { stackJobs } from './update/stack-jobs.ts';
+import type { StackJobs } from './types.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** The Docker Engine client, built from `docker.host` / `docker.socket`. */
     docker: DockerClient;
+    /** Jobs of other groups that recreate or restart stack containers as updates do (API.md §4.20 apply). */
+    stackJobs: StackJobs;
   }
 }
 
@@ -46,6 +50,10 @@ async function containers(app: FastifyInstance): Promise<void> {
     now: () => app.now(),
     log: app.log.child({ component: 'container-update' }),
   });
+  app.decorate(
+    'stackJobs',
+    stackJobs({ updates, dockerConfig, stableS: settings.update_stable_s, now: () => app.now() }),
+  );
   const service = new ContainerService({
     docker,
     stack: membership,
@@ -98,6 +106,7 @@ async function updateRoute(parent: FastifyInstance, { updates }: { updates: Upda
 }
 
 export { isDockerHttpError, type DockerClient } from './docker-client.ts';
+export type { ConfigureCreate, PlannedUnit, StackJobs, StackJobSpec, StackJobTools } from './types.ts';
 
 export default fp(containers, {
   name: 'container',

@@ -14,7 +14,7 @@ export type StepStatus = (typeof STEP_STATUSES)[number];
 export const JOB_ID_PATTERN = '^job-[0-9a-hjkmnp-tv-z]{26}$';
 const Kind = Type.String({
   pattern: '^[a-z][a-z0-9_]{0,62}$',
-  description: 'what the job does, e.g. container_update',
+  description: 'what the job does: container_update (§4.11) or static_apply (§4.20)',
 });
 
 export const JobStep = Type.Object(
@@ -22,7 +22,9 @@ export const JobStep = Type.Object(
     service: Nullable(
       Type.String({ description: 'the container the step works on; null for job-wide steps (backup)' }),
     ),
-    step: Type.String({ description: 'backup, pull, rename, create, start, health, cleanup, rollback' }),
+    step: Type.String({
+      description: 'backup, pull, rename, create, start, health, cleanup, rollback; restart and entrypoints (apply)',
+    }),
     status: Type.Union(STEP_STATUSES.map((s) => Type.Literal(s))),
     message: Type.String({ description: 'what the step did or is doing, for a person' }),
     started_at: Nullable(Type.String()),

@@ -8,6 +8,20 @@ export const staticErrors = {
     errors.notConfigured(
       'no Traefik static config path is set; set it with PUT /api/plugins/configpath or PROXY_STATIC_CONFIG',
     ),
+  noComposeFile: () =>
+    errors.notConfigured(
+      "no compose file is set, so Gerbil's ports are unknown; set compose_file in settings.yaml or STACK_COMPOSE_FILE",
+    ),
+  noDocker: () =>
+    errors.notConfigured(
+      'no Docker engine is configured: DOCKER_HOST is unset and no socket is mounted where DOCKER_SOCKET points; mount the Docker socket to apply',
+    ),
+  /** A `services.gerbil.ports` item the apply job cannot turn into a port binding. */
+  badPortItem: (file: string, index: number, message: string) =>
+    errors.conflict(
+      `services.gerbil.ports[${index}] in the compose file ${file} cannot be published: ${message}; nothing was changed`,
+      [{ path: `${file}#services.gerbil.ports[${index}]`, message }],
+    ),
   /** A file that cannot be read, parsed, edited or written: nothing was changed. */
   fileUnusable: (label: string, file: string, line: number | null, message: string) =>
     errors.conflict(`${label} ${file} cannot be used: ${message}; nothing was changed`, [

@@ -1,13 +1,16 @@
 /**
  * The static configuration group (API.md §4.20): entry points for raw TCP/UDP resources under
  * /api/static/entrypoints — the Traefik static config's `entryPoints` and the compose file's
- * `services.gerbil.ports`, edited as YAML documents (comments and order kept, `.bak`, atomic).
+ * `services.gerbil.ports`, edited as YAML documents (comments and order kept, `.bak`, atomic) —
+ * and POST /api/static/apply, the job that restarts Traefik and recreates Gerbil on the container
+ * group's update machinery.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { staticConfigPath } from '../middlewares/index.ts';
-import { deleteSchema, listSchema, putSchema, syncSchema } from './schemas.ts';
+import { StaticApply } from './apply.ts';
+import { applySchema, deleteSchema, listSchema, putSchema, syncSchema } from './schemas.ts';
 import { StaticService } from './service.ts';
 
 /** The compose file in effect: settings.yaml `compose_file` wins over `stack.compose_file` (STACK_COMPOSE_FILE). */
@@ -22,7 +25,23 @@ async function staticGroup(app: FastifyInstance): Promise<void> {
     served: () => app.proxyConfig.current()?.served ?? null,
     resources: () => app.resources.list(),
   });
+  const apply = new StaticApply({
+    jobs: app.stackJobs,
+    entries: service,
+    staticPath: () => staticConfigPath(app),
+    composePath: () => composeFilePath(app),
+    traefikSources: () =>
+      app.datasources
+        .list()
+        .filter((view) => view.type === 'traefik')
+        .flatMap((view) => {
+          const source = app.datasources.source(view.name);
+          return source ? [{ name: view.name, source }] : [];
+        }),
+    log: app.log.child({ component: 'static-apply' }),
+  });
   await app.register(routes, { service });
+  await app.register(applyRoute, { apply });
 }
 
 /** The HTTP routes, encapsulated so their hooks never leak. */
@@ -49,8 +68,17 @@ async function routes(parent: FastifyInstance, { service }: { service: StaticSer
   });
 }
 
+/** POST /api/static/apply: an operations route (class O) beside the config routes, in its own scope. */
+async function applyRoute(parent: FastifyInstance, { apply }: { apply: StaticApply }): Promise<void> {
+  const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
+  scope.post('/api/static/apply', { config: { auth: 'operations' }, schema: applySchema }, async (request, reply) => {
+    const job = await apply.start(request.body ?? {});
+    return reply.code(202).header('location', `/api/jobs/${job.id}`).send(job);
+  });
+}
+
 export default fp(staticGroup, {
   name: 'static',
-  dependencies: ['middlewares', 'resources', 'proxy-config'],
-  decorators: { fastify: ['settings', 'config', 'resources', 'proxyConfig'] },
+  dependencies: ['middlewares', 'resources', 'proxy-config', 'datasource', 'jobs', 'container'],
+  decorators: { fastify: ['settings', 'config', 'resources', 'proxyConfig', 'datasources', 'stackJobs'] },
 });

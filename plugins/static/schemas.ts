@@ -1,6 +1,7 @@
 /** TypeBox schemas of the static configuration group (API.md §4.20): requests, and responses per status code. */
 import { Type } from '@sinclair/typebox';
 import { ErrorBody, NoBody } from '../../model/schemas.ts';
+import { Job } from '../jobs/schemas.ts';
 
 /** Traefik's entry point names (the names its static config and routers' `entryPoints` accept). */
 export const ENTRY_POINT_NAME = '^[A-Za-z0-9_-]+$';
@@ -63,5 +64,46 @@ export const syncSchema = {
       restart_required: Type.Array(Type.String()),
     }),
     ...Errors,
+  },
+};
+
+/** POST /api/static/apply (API.md §4.20): which services, and the health wait as an update's (§4.11). */
+export const ApplyBody = Type.Object(
+  {
+    services: Type.Optional(
+      Type.Array(Type.Union([Type.Literal('traefik'), Type.Literal('gerbil')]), {
+        minItems: 1,
+        maxItems: 2,
+        uniqueItems: true,
+        description: "traefik (restarted) and/or gerbil (recreated with the compose file's ports); default both",
+      }),
+    ),
+    health_timeout_s: Type.Optional(
+      Type.Integer({
+        minimum: 10,
+        maximum: 600,
+        default: 120,
+        description:
+          'how long a restarted or new container may take to become healthy, and Traefik to list its entry points',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const applySchema = {
+  tags,
+  summary: "Restarts Traefik and recreates Gerbil with the compose file's ports, as a job (rollback on failure)",
+  body: Type.Optional(ApplyBody),
+  response: {
+    202: Job,
+    401: ErrorBody,
+    403: ErrorBody,
+    409: ErrorBody,
+    415: ErrorBody,
+    422: ErrorBody,
+    429: ErrorBody,
+    502: ErrorBody,
+    503: ErrorBody,
   },
 };

@@ -221,6 +221,19 @@ export class StaticService {
     });
   }
 
+  /** The static config's entry point names, in file order (the apply job waits until Traefik lists them). */
+  async entryPointNames(): Promise<string[]> {
+    return this.staticEntries(await this.loadStatic()).map((entry) => entry.name);
+  }
+
+  /** `services.gerbil.ports` as plain values (the apply job publishes them); 503 without a compose file. */
+  async gerbilPortItems(): Promise<{ file: string; items: unknown[] }> {
+    const compose = await this.loadCompose();
+    if (!compose) throw staticErrors.noComposeFile();
+    const ports = this.gerbilPorts(compose, false);
+    return { file: compose.file, items: (ports?.toJSON() as unknown[] | undefined) ?? [] };
+  }
+
   /** GET: the static config's entry points, then every missing one routers use (by name). */
   async list(): Promise<EntryPointView[]> {
     const loaded = await this.loadStatic();

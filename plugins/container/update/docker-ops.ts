@@ -152,6 +152,15 @@ export class UpdateDocker {
     return container.id;
   }
 
+  /** Restarts a container (stopped within `containers.stop_timeout_s`, then killed), as Docker's restart does. */
+  async restart(id: string): Promise<void> {
+    await this.docker.call(
+      `restart ${id}`,
+      (abortSignal) => this.engine.getContainer(id).restart({ t: this.stopTimeoutS, abortSignal }),
+      this.stopTimeoutS * 1000 + DOCKER_CALL_TIMEOUT_MS,
+    );
+  }
+
   async start(id: string): Promise<void> {
     try {
       await this.docker.call(`start ${id}`, (abortSignal) => this.engine.getContainer(id).start({ abortSignal }));

@@ -49,13 +49,18 @@ export function planUpdate(
   });
 }
 
+/** The steps of replacing a unit: each member's rename → health, then each one's cleanup (once the unit is healthy). */
+export function recreateSteps(unit: PlannedUnit): PlannedStep[] {
+  const members = [unit.name, ...unit.dependants];
+  return [
+    ...members.flatMap((member) => REPLACE_STEPS.map((step) => ({ service: member, step }))),
+    ...members.map((member) => ({ service: member, step: 'cleanup' })),
+  ];
+}
+
 /** The job's steps in the order they run (cleanup only once the unit is healthy). */
 export function plannedSteps(units: PlannedUnit[], backup: boolean): PlannedStep[] {
   const steps: PlannedStep[] = backup ? [{ service: null, step: 'backup' }] : [];
-  for (const unit of units) {
-    steps.push({ service: unit.name, step: 'pull' }, ...REPLACE_STEPS.map((step) => ({ service: unit.name, step })));
-    for (const dependant of unit.dependants) steps.push(...REPLACE_STEPS.map((step) => ({ service: dependant, step })));
-    for (const member of [unit.name, ...unit.dependants]) steps.push({ service: member, step: 'cleanup' });
-  }
+  for (const unit of units) steps.push({ service: unit.name, step: 'pull' }, ...recreateSteps(unit));
   return steps;
 }

@@ -4,21 +4,43 @@
  * rename rolls the whole unit back (remove new, rename old back, start it) and fails the job, so
  * the services after it are skipped.
  */
+import type Docker from 'dockerode';
 import type { JobContext, StepHandle } from '../../jobs/index.ts';
 import { networkTargetOf, recreateRequest } from './create-options.ts';
 import { describeError, registryOf, StepFailure, type UpdateDocker } from './docker-ops.ts';
 import { REPLACE_STEPS, type PlannedUnit } from './plan.ts';
 
-export interface UpdateRun {
-  units: PlannedUnit[];
-  backup: boolean;
+/** What replacing or restarting a container needs (an update, or another group's stack job). */
+export interface RecreateRun {
   healthTimeoutS: number;
   ops: UpdateDocker;
-  /** Takes the `pre-update` backup, answers its id. */
-  takeBackup: (note: string) => Promise<string>;
   /** Without a healthcheck, "healthy" = running this long. */
   stableMs: number;
   now: () => Date;
+}
+
+export interface UpdateRun extends RecreateRun {
+  units: PlannedUnit[];
+  backup: boolean;
+  /** Takes the `pre-update` backup, answers its id. */
+  takeBackup: (note: string) => Promise<string>;
+}
+
+/**
+ * Changes the create request of a unit's own replacement (not its dependants'), e.g. new published
+ * ports; answers a note for the `create` step's message, or null.
+ */
+export type ConfigureCreate = (
+  create: Docker.ContainerCreateOptions,
+  old: Docker.ContainerInspectInfo,
+) => string | null;
+
+export interface RecreateOptions {
+  /** what the job does, for the failure sentence: "update" → "update of gerbil failed at health: …" */
+  label: string;
+  configure?: ConfigureCreate;
+  /** old id → new id of containers replaced earlier in the job (`container:<id>` modes follow them) */
+  replaced?: Map<string, string>;
 }
 
 /** A container replaced in this unit: what rollback and cleanup need. */
@@ -33,7 +55,7 @@ interface Replacement {
 const short = (id: string) => id.replace(/^sha256:/, '').slice(0, 12);
 
 /** Runs `work` as `step`: begin, then ok with its answer, or fail with the error's sentence. */
-async function asStep(handle: StepHandle, begin: string, work: () => Promise<string>): Promise<void> {
+export async function asStep(handle: StepHandle, begin: string, work: () => Promise<string>): Promise<void> {
   handle.begin(begin);
   try {
     handle.ok(await work());
@@ -95,11 +117,29 @@ async function updateUnit(
     return;
   }
 
+  await recreateUnit(ctx, run, unit, old, { label: 'update', replaced });
+}
+
+/**
+ * The unit's container (and its namespace dependants) replaced by new ones with the old settings:
+ * rename (+ stop) → create → start → health each, then cleanup; a failure after a rename rolls the
+ * unit back and throws a StepFailure naming the step.
+ */
+export async function recreateUnit(
+  ctx: JobContext,
+  run: RecreateRun,
+  unit: PlannedUnit,
+  old: Docker.ContainerInspectInfo,
+  options: RecreateOptions,
+): Promise<void> {
+  const { ops } = run;
+  const { label } = options;
+  const replaced = options.replaced ?? new Map<string, string>();
   const done: Replacement[] = [];
   // the container being replaced: failures outside a step (an inspect) happen before its rename
   let member = unit.name;
   try {
-    await replace(ctx, run, unit.name, old, done, replaced);
+    await replace(ctx, run, unit.name, old, done, replaced, options.configure);
     for (const dependant of unit.dependants) {
       member = dependant;
       const dependantOld = await ops.inspect(dependant);
@@ -115,7 +155,7 @@ async function updateUnit(
     const rolledBack = await rollback(ctx, run, unit.name, done);
     const where = failure.service !== unit.name ? ` of ${failure.service}` : '';
     throw new StepFailure(
-      `update of ${unit.name} failed at ${failure.step}${where}: ${describeError(failure.cause)}; ${rolledBack}`,
+      `${label} of ${unit.name} failed at ${failure.step}${where}: ${describeError(failure.cause)}; ${rolledBack}`,
     );
   }
   for (const r of done) replaced.set(r.oldId, r.newId!);
@@ -129,7 +169,7 @@ async function updateUnit(
       });
     } catch (err) {
       throw new StepFailure(
-        `update of ${unit.name} failed at cleanup of ${r.name}: ${describeError(err)}; the new container runs, remove ${r.oldName} by hand`,
+        `${label} of ${unit.name} failed at cleanup of ${r.name}: ${describeError(err)}; the new container runs, remove ${r.oldName} by hand`,
       );
     }
   }
@@ -149,11 +189,12 @@ class ReplaceFailure extends Error {
 /** rename (+ stop) → create → start → health for one container. */
 async function replace(
   ctx: JobContext,
-  run: UpdateRun,
+  run: RecreateRun,
   name: string,
-  old: Awaited<ReturnType<UpdateDocker['inspect']>> & object,
+  old: Docker.ContainerInspectInfo,
   done: Replacement[],
   replaced: Map<string, string>,
+  configure?: ConfigureCreate,
 ): Promise<void> {
   const { ops } = run;
   const guard = (step: string) => {
@@ -185,8 +226,10 @@ async function replace(
   const ownerNow = target ? done.find((r) => r.oldId === target)?.newId : null;
   const networkMode = ownerNow ? `container:${ownerNow}` : followed;
   await stepOf('create', `creating ${name} from ${old.Config.Image}`, async () => {
-    entry.newId = await ops.create(recreateRequest(old, oldImage?.Config ?? null, name, networkMode));
-    return `created ${short(entry.newId)} from ${old.Config.Image} with the old container's settings`;
+    const request = recreateRequest(old, oldImage?.Config ?? null, name, networkMode);
+    const note = configure?.(request.create, old) ?? null;
+    entry.newId = await ops.create(request);
+    return `created ${short(entry.newId)} from ${old.Config.Image} with the old container's settings${note ? `; ${note}` : ''}`;
   });
   await stepOf('start', `starting ${name}`, async () => {
     await ops.start(entry.newId!);
@@ -205,7 +248,7 @@ async function replace(
 }
 
 /** Removes the new containers, renames the old ones back and starts those that ran; answers a summary. */
-async function rollback(ctx: JobContext, run: UpdateRun, service: string, done: Replacement[]): Promise<string> {
+async function rollback(ctx: JobContext, run: RecreateRun, service: string, done: Replacement[]): Promise<string> {
   if (done.length === 0) return 'nothing had been changed';
   const { ops } = run;
   const step = ctx.addStep(service, 'rollback');

@@ -2277,7 +2277,7 @@ export interface paths {
                             error: string | null;
                             finished_at: string | null;
                             id: string;
-                            /** @description what the job does, e.g. container_update */
+                            /** @description what the job does: container_update (§4.11) or static_apply (§4.20) */
                             kind: string;
                             /** @description the request that started the job, with defaults applied */
                             params: {
@@ -2295,7 +2295,7 @@ export interface paths {
                                 service: string | null;
                                 started_at: string | null;
                                 status: "pending" | "running" | "ok" | "failed" | "skipped";
-                                /** @description backup, pull, rename, create, start, health, cleanup, rollback */
+                                /** @description backup, pull, rename, create, start, health, cleanup, rollback; restart and entrypoints (apply) */
                                 step: string;
                             }[];
                         };
@@ -4783,7 +4783,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description what the job does, e.g. container_update */
+                    /** @description what the job does: container_update (§4.11) or static_apply (§4.20) */
                     kind?: string;
                     page?: number;
                     page_size?: number;
@@ -4937,7 +4937,7 @@ export interface paths {
                             error: string | null;
                             finished_at: string | null;
                             id: string;
-                            /** @description what the job does, e.g. container_update */
+                            /** @description what the job does: container_update (§4.11) or static_apply (§4.20) */
                             kind: string;
                             /** @description the request that started the job, with defaults applied */
                             params: {
@@ -4955,7 +4955,7 @@ export interface paths {
                                 service: string | null;
                                 started_at: string | null;
                                 status: "pending" | "running" | "ok" | "failed" | "skipped";
-                                /** @description backup, pull, rename, create, start, health, cleanup, rollback */
+                                /** @description backup, pull, rename, create, start, health, cleanup, rollback; restart and entrypoints (apply) */
                                 step: string;
                             }[];
                         };
@@ -19053,6 +19053,225 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/static/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Restarts Traefik and recreates Gerbil with the compose file's ports, as a job (rollback on failure) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description how long a restarted or new container may take to become healthy, and Traefik to list its entry points
+                         * @default 120
+                         */
+                        health_timeout_s?: number;
+                        /** @description traefik (restarted) and/or gerbil (recreated with the compose file's ports); default both */
+                        services?: ("traefik" | "gerbil")[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            created_at: string;
+                            /** @description why the job failed, naming the step */
+                            error: string | null;
+                            finished_at: string | null;
+                            id: string;
+                            /** @description what the job does: container_update (§4.11) or static_apply (§4.20) */
+                            kind: string;
+                            /** @description the request that started the job, with defaults applied */
+                            params: {
+                                [key: string]: unknown;
+                            };
+                            /** @description finished steps / all steps; 1 once the job has finished */
+                            progress: number;
+                            started_at: string | null;
+                            status: "queued" | "running" | "succeeded" | "failed";
+                            steps: {
+                                finished_at: string | null;
+                                /** @description what the step did or is doing, for a person */
+                                message: string;
+                                /** @description the container the step works on; null for job-wide steps (backup) */
+                                service: string | null;
+                                started_at: string | null;
+                                status: "pending" | "running" | "ok" | "failed" | "skipped";
+                                /** @description backup, pull, rename, create, start, health, cleanup, rollback; restart and entrypoints (apply) */
+                                step: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/static/entrypoints": {
         parameters: {
             query?: never;
@@ -19838,7 +20057,7 @@ export interface components {
             error: string | null;
             finished_at: string | null;
             id: string;
-            /** @description what the job does, e.g. container_update */
+            /** @description what the job does: container_update (§4.11) or static_apply (§4.20) */
             kind: string;
             /** @description the request that started the job, with defaults applied */
             params: {
@@ -19856,7 +20075,7 @@ export interface components {
                 service: string | null;
                 started_at: string | null;
                 status: "pending" | "running" | "ok" | "failed" | "skipped";
-                /** @description backup, pull, rename, create, start, health, cleanup, rollback */
+                /** @description backup, pull, rename, create, start, health, cleanup, rollback; restart and entrypoints (apply) */
                 step: string;
             }[];
         };

@@ -1,0 +1,96 @@
+/** The compose file's `services.gerbil.ports` as Docker port bindings (API.md §4.20 apply). */
+import test from 'ava';
+import type Docker from 'dockerode';
+import { PortItemError, portBindings, sameBindings, withBindings } from '../../plugins/static/gerbil-ports.ts';
+
+test('short syntax: host:container, /udp, a host address, IPv6 in brackets, a bare port and ranges', (t) => {
+  t.deepEqual(
+    portBindings([
+      '51820:51820/udp',
+      '443:443',
+      80,
+      '127.0.0.1:2222:22',
+      '[::1]:8443:443',
+      '9000',
+      '127.0.0.1::9001',
+      '7000-7001:8000-8001',
+      '5000-5010:5000',
+    ]),
+    {
+      '51820/udp': [{ HostIp: '', HostPort: '51820' }],
+      '443/tcp': [
+        { HostIp: '', HostPort: '443' },
+        { HostIp: '::1', HostPort: '8443' },
+      ],
+      '80/tcp': [{ HostIp: '', HostPort: '' }],
+      '22/tcp': [{ HostIp: '127.0.0.1', HostPort: '2222' }],
+      '9000/tcp': [{ HostIp: '', HostPort: '' }],
+      '9001/tcp': [{ HostIp: '127.0.0.1', HostPort: '' }],
+      '8000/tcp': [{ HostIp: '', HostPort: '7000' }],
+      '8001/tcp': [{ HostIp: '', HostPort: '7001' }],
+      '5000/tcp': [{ HostIp: '', HostPort: '5000-5010' }],
+    },
+  );
+});
+
+test('long syntax: target, published, host_ip and protocol', (t) => {
+  t.deepEqual(
+    portBindings([
+      { target: 51820, published: '51820', protocol: 'udp', mode: 'host' },
+      { target: 80, host_ip: '0.0.0.0', published: 8080 },
+      { target: 443 },
+    ]),
+    {
+      '51820/udp': [{ HostIp: '', HostPort: '51820' }],
+      '80/tcp': [{ HostIp: '0.0.0.0', HostPort: '8080' }],
+      '443/tcp': [{ HostIp: '', HostPort: '' }],
+    },
+  );
+});
+
+test('items that cannot be published throw PortItemError naming the item', (t) => {
+  const cases: Array<[unknown, RegExp]> = [
+    ['${SSH_PORT}:22', /variable/],
+    ['70000:70000', /outside 1-65535/],
+    ['80:http', /not a port/],
+    ['7000-7002:8000-8001', /differ in length/],
+    ['1-2000:1-2000', /more than 1000/],
+    ['53:53/icmp', /protocol "icmp"/],
+    [{ published: 80 }, /target is missing/],
+    [['80:80'], /neither/],
+  ];
+  for (const [item, message] of cases) {
+    const err = t.throws(() => portBindings(['443:443', item]), { instanceOf: PortItemError, message });
+    t.is(err?.index, 1, JSON.stringify(item));
+  }
+});
+
+test('sameBindings ignores order and takes 0.0.0.0 for every address; withBindings replaces bindings and exposed ports', (t) => {
+  const wanted = portBindings(['443:443', '51820:51820/udp']);
+  t.true(
+    sameBindings(
+      { '51820/udp': [{ HostIp: '0.0.0.0', HostPort: '51820' }], '443/tcp': [{ HostIp: '', HostPort: '443' }] },
+      wanted,
+    ),
+  );
+  t.false(sameBindings({ '443/tcp': [{ HostIp: '', HostPort: '443' }] }, wanted));
+  t.false(sameBindings(null, wanted));
+  t.true(sameBindings(undefined, {}));
+
+  const old = {
+    HostConfig: { PortBindings: { '80/tcp': [{ HostIp: '', HostPort: '80' }] } },
+  } as unknown as Docker.ContainerInspectInfo;
+  const create: Docker.ContainerCreateOptions = {
+    ExposedPorts: { '80/tcp': {}, '9999/tcp': {} },
+    HostConfig: { NetworkMode: 'none', PortBindings: { '80/tcp': [{ HostIp: '', HostPort: '80' }] } },
+  };
+  const note = withBindings(create, old, wanted);
+  t.deepEqual(create.HostConfig?.PortBindings, wanted);
+  t.is(create.HostConfig?.NetworkMode, 'none', 'the rest of the host config stays');
+  t.deepEqual(
+    Object.keys(create.ExposedPorts ?? {}).sort(),
+    ['443/tcp', '51820/udp', '9999/tcp'],
+    'a port exposed only for the old binding goes; one exposed on its own stays',
+  );
+  t.is(note, 'published ports 443 → 443/tcp, 51820 → 51820/udp (from the compose file)');
+});
