@@ -22,6 +22,14 @@ export interface CertificateEvent {
   source: CertificateSource;
 }
 
+/** One certificate as the last check saw it. */
+export interface CertificateView {
+  cn: string;
+  not_after: string;
+  days_left: number;
+  source: CertificateSource;
+}
+
 interface Logger {
   warn(obj: object, msg: string): void;
   info(obj: object, msg: string): void;
@@ -75,6 +83,18 @@ export class CertificateCheck {
     return this.running;
   }
 
+  list(): CertificateView[] {
+    const nowMs = this.options.now().getTime();
+    return [...this.certificates.values()]
+      .sort((a, b) => a.notAfter - b.notAfter || a.cn.localeCompare(b.cn))
+      .map((reading) => ({
+        cn: reading.cn,
+        not_after: new Date(reading.notAfter * 1000).toISOString(),
+        days_left: daysLeft(reading.notAfter, nowMs),
+        source: reading.source,
+      }));
+  }
+
   samples(): Sample[] {
     return [...this.certificates.values()].map((reading) => ({ labels: { cn: reading.cn }, value: reading.notAfter }));
   }
@@ -121,15 +141,15 @@ export class CertificateCheck {
     const nowMs = this.options.now().getTime();
     let changed = false;
     for (const reading of readings) {
-      const daysLeft = Math.floor((reading.notAfter * 1000 - nowMs) / 86_400_000);
-      const threshold = thresholdFor(daysLeft);
+      const left = daysLeft(reading.notAfter, nowMs);
+      const threshold = thresholdFor(left);
       if (threshold === null || this.notices.announced(reading.cn, reading.notAfter, threshold)) continue;
       this.notices.record(reading.cn, reading.notAfter, threshold);
       changed = true;
       this.options.publish({
         cn: reading.cn,
         not_after: new Date(reading.notAfter * 1000).toISOString(),
-        days_left: daysLeft,
+        days_left: left,
         threshold,
         source: reading.source,
       });
@@ -141,4 +161,9 @@ export class CertificateCheck {
           this.options.log.warn({ error: err.message }, 'certificate notices not saved; a restart may repeat them'),
         );
   }
+}
+
+/** Whole days from `nowMs` to `notAfter` (unix seconds), rounded down: negative once expired. */
+function daysLeft(notAfter: number, nowMs: number): number {
+  return Math.floor((notAfter * 1000 - nowMs) / 86_400_000);
 }

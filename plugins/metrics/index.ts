@@ -11,13 +11,27 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { CertificateCheck } from './cert-check.ts';
+import { CertificateCheck, type CertificateView } from './cert-check.ts';
 import { registerStackSeries } from './collectors.ts';
 import { HttpRequestCounts } from './http-requests.ts';
 import { metricsSchema, PROMETHEUS_CONTENT_TYPE } from './schemas.ts';
 import { register, scraped } from './series.ts';
 
-export type { CertificateEvent } from './cert-check.ts';
+export type { CertificateEvent, CertificateView } from './cert-check.ts';
+
+/** The certificates the expiry check knows (for a Certificates view and the tests). */
+export interface Certificates {
+  /** Every certificate of the last check, soonest expiry first. */
+  list(): CertificateView[];
+  /** Checks now (or joins the check running) and resolves when done; never rejects. */
+  check(): Promise<void>;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    certificates: Certificates;
+  }
+}
 
 async function metrics(app: FastifyInstance): Promise<void> {
   const registry = new Registry();
@@ -54,6 +68,10 @@ async function metrics(app: FastifyInstance): Promise<void> {
     publish: (event) => app.events.publish('certificate', event),
     log: app.log.child({ component: 'certs' }),
   });
+  app.decorate('certificates', {
+    list: () => certificates.list(),
+    check: () => certificates.check(),
+  } satisfies Certificates);
   const stopSeries = registerStackSeries(app, registry, () => certificates.samples());
   app.addHook('onReady', async () => certificates.start());
   app.addHook('onClose', async () => {
