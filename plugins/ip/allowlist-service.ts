@@ -37,6 +37,8 @@ export class AllowlistService {
   private sweeps = 0;
   private running: Promise<SweepResult> | null = null;
   private mirrorChecked = false;
+  /** The active values the previous sweep looked for: another set (a hand edit) reads the whole stream. */
+  private lastValues = '';
 
   constructor(private readonly options: AllowlistServiceOptions) {}
 
@@ -129,7 +131,13 @@ export class AllowlistService {
       return { expired, removed: 0 };
     }
     await this.checkMirror();
-    const full = this.fullNext || this.sweeps % FULL_SWEEP_EVERY === 0;
+    // decisions the stream already gave us are not new again: an entry added by hand needs the whole list
+    const values = entries
+      .map((e) => e.value)
+      .sort()
+      .join(',');
+    const full = this.fullNext || values !== this.lastValues || this.sweeps % FULL_SWEEP_EVERY === 0;
+    this.lastValues = values;
     this.sweeps += 1;
     let fresh: LapiDecision[];
     try {
