@@ -95,3 +95,37 @@ test('the IP routes need a token in ops mode', async (t) => {
   const res = await app.inject({ url: '/api/ip/blocked/192.0.2.1' });
   t.is(res.statusCode, 401);
 });
+
+test('decisions and allowlist in ops mode: viewers read, operators write, created_by is the token name', async (t) => {
+  const app = await build(t, { config: { auth: { mode: 'ops' } } });
+  const viewer = await app.auth.create('phone-viewer', 'viewer');
+  const operator = await app.auth.create('ops-alice', 'operator');
+  if (viewer === 'exists' || operator === 'exists') throw new Error('token exists');
+  const as = (token: string) => ({ authorization: `Bearer ${token}` });
+  t.is((await app.inject({ url: '/api/ip/allowlist' })).statusCode, 401);
+  t.is((await app.inject({ url: '/api/ip/allowlist', headers: as(viewer.token) })).statusCode, 200);
+  const payload = { value: '192.0.2.0/24', reason: 'office' };
+  const denied = await app.inject({ method: 'POST', url: '/api/ip/allowlist', headers: as(viewer.token), payload });
+  t.is(denied.statusCode, 403);
+  const denied2 = await app.inject({
+    method: 'POST',
+    url: '/api/ip/decisions',
+    headers: as(viewer.token),
+    payload: { value: '192.0.2.1' },
+  });
+  t.is(denied2.statusCode, 403);
+  // without CrowdSec credentials the entry is kept (it removes nothing until they are set)
+  const created = await app.inject({ method: 'POST', url: '/api/ip/allowlist', headers: as(operator.token), payload });
+  t.is(created.statusCode, 201, created.body);
+  t.like(created.json(), { created_by: 'ops-alice', removed_decisions: 0, removed: [], effective_within_s: null });
+  const id = created.json().id as string;
+  t.regex(id, /^al-[0-9a-f]{10}$/);
+  const gone = await app.inject({ method: 'DELETE', url: `/api/ip/allowlist/${id}`, headers: as(viewer.token) });
+  t.is(gone.statusCode, 403);
+  const deleted = await app.inject({ method: 'DELETE', url: `/api/ip/allowlist/${id}`, headers: as(operator.token) });
+  t.is(deleted.statusCode, 204);
+  // without a bouncer key decisions cannot be listed
+  const list = await app.inject({ url: '/api/ip/decisions', headers: as(viewer.token) });
+  t.is(list.statusCode, 503);
+  t.is(list.json().id, 'not_configured');
+});
