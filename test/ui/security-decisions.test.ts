@@ -107,6 +107,7 @@ uiTest(
     await entry.waitFor();
     t.regex(await entry.innerText(), /roaming phone/);
     t.notRegex(await lapiValues(lapi), /192\.0\.2\.88/);
+    await decisions.locator('tr[data-decision="192.0.2.88"]').waitFor({ state: 'detached' });
 
     // remove the entry
     await entry.getByRole('button', { name: 'Remove' }).click();

@@ -19,9 +19,12 @@ export default function Security() {
   const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [publicIp, setPublicIp] = useState<{ ip: string; caller_ip: string; source: string } | null>(null);
+  // any action of a panel may change the other's rows (an allowlist entry removes decisions)
+  const [changes, setChanges] = useState(0);
   const showNotice = (text: string) => {
     setError(null);
     setNotice(text);
+    setChanges((n) => n + 1);
   };
   const check = async (address = ip) => {
     setError(null);
@@ -130,7 +133,7 @@ export default function Security() {
                 try {
                   const result = await unwrap(api.POST('/api/ip/unban', { body: { ip: report.ip } }));
                   await check(report.ip);
-                  setNotice(
+                  showNotice(
                     `Deleted ${result.deleted} decision(s)${result.still_blocked ? '; still blocked by another decision (e.g. a range)' : ''}. ${effectiveText(result.effective_within_s, 'stops')}`,
                   );
                 } catch (err) {
@@ -144,8 +147,8 @@ export default function Security() {
           <p class="muted small">checked {when(report.checked_at)}</p>
         </section>
       )}
-      <DecisionsPanel writable={canWrite(session)} onNotice={showNotice} />
-      <AllowlistPanel writable={canWrite(session)} onNotice={showNotice} />
+      <DecisionsPanel writable={canWrite(session)} onNotice={showNotice} changes={changes} />
+      <AllowlistPanel writable={canWrite(session)} onNotice={showNotice} changes={changes} />
     </>
   );
 }

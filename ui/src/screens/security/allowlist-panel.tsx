@@ -6,10 +6,18 @@ import { ErrorBox, Field, FieldError, when } from '../../components/ui';
 import { useAsync } from '../../lib/use-async';
 import { effectiveText } from './effective';
 
-export function AllowlistPanel({ writable, onNotice }: { writable: boolean; onNotice: (text: string) => void }) {
+export function AllowlistPanel({
+  writable,
+  onNotice,
+  changes,
+}: {
+  writable: boolean;
+  onNotice: (text: string) => void;
+  changes: number;
+}) {
   const [form, setForm] = useState({ value: '', reason: '', ttl: '24h' });
   const [error, setError] = useState<unknown>(null);
-  const list = useAsync(() => unwrap(api.GET('/api/ip/allowlist')), []);
+  const list = useAsync(() => unwrap(api.GET('/api/ip/allowlist')), [changes]);
 
   const add = async () => {
     setError(null);
@@ -20,7 +28,6 @@ export function AllowlistPanel({ writable, onNotice }: { writable: boolean; onNo
         `Allowlisted ${entry.value}${entry.expires_at ? ` until ${when(entry.expires_at)}` : ''}; removed ${entry.removed.length} decision(s). ${effectiveText(entry.effective_within_s, 'stops')}`,
       );
       setForm({ ...form, value: '', reason: '' });
-      list.reload();
     } catch (err) {
       setError(err);
     }
@@ -32,7 +39,6 @@ export function AllowlistPanel({ writable, onNotice }: { writable: boolean; onNo
       const { response, error: failure } = await api.DELETE('/api/ip/allowlist/{id}', { params: { path: { id } } });
       if (!response.ok) throw toApiError(response.status, failure);
       onNotice(`Removed the allowlist entry for ${value}: CrowdSec may block it again.`);
-      list.reload();
     } catch (err) {
       setError(err);
     }

@@ -9,14 +9,22 @@ import { effectiveText } from './effective';
 
 type Decision = Reply<'/api/ip/decisions', 'get'>[number];
 
-export function DecisionsPanel({ writable, onNotice }: { writable: boolean; onNotice: (text: string) => void }) {
+export function DecisionsPanel({
+  writable,
+  onNotice,
+  changes,
+}: {
+  writable: boolean;
+  onNotice: (text: string) => void;
+  changes: number;
+}) {
   const [filter, setFilter] = useState('');
   const [applied, setApplied] = useState('');
   const [form, setForm] = useState({ value: '', type: 'ban' as 'ban' | 'captcha', duration: '4h', reason: '' });
   const [error, setError] = useState<unknown>(null);
   const list = useAsync(
     () => unwrap(api.GET('/api/ip/decisions', { params: { query: applied ? { value: applied } : {} } })),
-    [applied],
+    [applied, changes],
   );
 
   const add = async () => {
@@ -31,7 +39,6 @@ export function DecisionsPanel({ writable, onNotice }: { writable: boolean; onNo
       const result = await unwrap(api.POST('/api/ip/decisions', { body }));
       onNotice(`Added ${form.type} on ${form.value}. ${effectiveText(result.effective_within_s, 'starts')}`);
       setForm({ ...form, value: '', reason: '' });
-      list.reload();
     } catch (err) {
       setError(err);
     }
@@ -48,7 +55,6 @@ export function DecisionsPanel({ writable, onNotice }: { writable: boolean; onNo
       onNotice(
         `Deleted decision ${d.id} on ${d.value}. ${effectiveText(header === null ? null : Number(header), 'stops')}`,
       );
-      list.reload();
     } catch (err) {
       setError(err);
     }
