@@ -3,8 +3,11 @@
  * confirmed by reading the LAPI itself (cscli and the bouncer endpoint), not only our answers.
  */
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
+import { spawnSync } from 'node:child_process';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { APP_VERSION } from '../../core/version.ts';
+import { CrowdSecClient } from '../../plugins/ip/crowdsec-client.ts';
 import { build, tempDir } from '../helpers/build.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { crowdsecConfig, cscli, hasCommands, startLapi, type Lapi } from './support.ts';
@@ -388,4 +391,30 @@ lapiTest('hand edits of allowlist.yaml: a bad file is reported and ignored, a go
   await waitFor(async () => (await lapiDecisions(t, 'ip=198.18.2.9')).length === 0, 2000, 50);
   await waitFor(async () => (await readFile(file, 'utf8')).includes('removed_decisions: 1'), 2000, 50);
   t.regex(await readFile(file, 'utf8'), /^# phones of the team/, 'the comment is kept when the sweep counts');
+});
+
+/** The installed CrowdSec's version ([major, minor, patch]), from `crowdsec -version`. */
+function crowdsecVersion(): number[] {
+  // it prints on stderr
+  const run = spawnSync('crowdsec', ['-version'], { encoding: 'utf8' });
+  const text = `${run.stdout}${run.stderr}`;
+  const match = /version: v(\d+)\.(\d+)\.(\d+)/.exec(text);
+  return match ? match.slice(1).map(Number) : [0, 0, 0];
+}
+
+lapiTest('LAPI allowlists are detected by version (≥ 1.6.8 has GET /v1/allowlists; 1.4.6 answers 404)', async (t) => {
+  const { env } = t.context.lapi!;
+  const client = new CrowdSecClient({
+    url: env.CROWDSEC_URL,
+    bouncerKey: env.CROWDSEC_BOUNCER_KEY,
+    machineId: env.CROWDSEC_MACHINE_ID,
+    machinePassword: env.CROWDSEC_MACHINE_PASSWORD,
+    timeoutMs: 5000,
+    userAgent: `stack-manager/${APP_VERSION}`,
+    now: () => new Date(),
+  });
+  const [major, minor, patch] = crowdsecVersion();
+  const newer = major > 1 || (major === 1 && (minor > 6 || (minor === 6 && patch >= 8)));
+  if (!newer) t.log(`CrowdSec ${major}.${minor}.${patch}: no LAPI allowlists; the sweep alone enforces entries`);
+  t.is(await client.hasAllowlists(), newer);
 });
