@@ -1,6 +1,6 @@
 /** Security screen: CrowdSec decisions (API.md §4.23) — filter, add a ban/captcha, delete one. */
 import { useState } from 'preact/hooks';
-import { api, toApiError, unwrap } from '../../api/client';
+import { api, ApiError, toApiError, unwrap } from '../../api/client';
 import type { Reply } from '../../api/types';
 import { DataTable } from '../../components/data-table';
 import { ErrorBox, Field, FieldError, when } from '../../components/ui';
@@ -83,7 +83,13 @@ export function DecisionsPanel({
           <button type="submit">Filter</button>
         </div>
       </form>
-      <ErrorBox error={list.error} />
+      {notConfigured(list.error) ? (
+        <div class="notice" id="decisions-not-configured">
+          {(list.error as ApiError).message}
+        </div>
+      ) : (
+        <ErrorBox error={list.error} />
+      )}
       <DataTable
         id="decisions-table"
         rows={list.data ?? []}
@@ -167,3 +173,6 @@ export function DecisionsPanel({
     </section>
   );
 }
+
+/** CrowdSec without a bouncer key is a state of the install, not a failure of this screen. */
+const notConfigured = (error: unknown): boolean => error instanceof ApiError && error.id === 'not_configured';
