@@ -38,8 +38,8 @@ async function lapiDecisions(t: Ctx, query: string): Promise<{ id: number; value
 }
 
 /** A decision made by CrowdSec itself (as a scenario would): cscli through the LAPI. */
-const lapiBan = (t: Ctx, flag: '--ip' | '--range', value: string) =>
-  cscli(t.context.lapi!, 'decisions', 'add', flag, value, '--duration', '1h', '--reason', 'crowdsecurity/test-bf');
+const lapiBan = (t: Ctx, flag: '--ip' | '--range', value: string, reason = 'crowdsecurity/test-bf') =>
+  cscli(t.context.lapi!, 'decisions', 'add', flag, value, '--duration', '1h', '--reason', reason);
 
 lapiTest('POST /api/ip/decisions bans an IP; the LAPI has it; GET lists it; DELETE removes it', async (t) => {
   const server = await app(t);
@@ -118,8 +118,8 @@ lapiTest('a captcha on an IPv6 range; filters by scope, type, origin and scenari
   });
   const inLapi = await lapiDecisions(t, 'ip=2001:db8:42::7');
   t.is(inLapi[0]?.type, 'captcha', 'the LAPI applies the range to addresses inside it');
-  await lapiBan(t, '--ip', '192.0.2.42');
-  await lapiBan(t, '--ip', '192.0.2.43');
+  await lapiBan(t, '--ip', '192.0.2.42', 'crowdsecurity/paging-bf');
+  await lapiBan(t, '--ip', '192.0.2.43', 'crowdsecurity/paging-bf');
 
   const ranges = (await server.inject({ url: '/api/ip/decisions?scope=range' })).json();
   t.deepEqual(
@@ -128,11 +128,11 @@ lapiTest('a captcha on an IPv6 range; filters by scope, type, origin and scenari
   );
   const captchas = (await server.inject({ url: '/api/ip/decisions?type=captcha&origin=cscli' })).json();
   t.is(captchas.length, 1);
-  const bf = await server.inject({ url: '/api/ip/decisions?scenario=crowdsecurity/test-bf&page=1&page_size=1' });
+  const bf = await server.inject({ url: '/api/ip/decisions?scenario=crowdsecurity/paging-bf&page=1&page_size=1' });
   t.is(bf.headers['x-total-count'], '2');
   t.is(bf.json().length, 1);
   t.regex(bf.headers.link as string, /page=2&page_size=1>; rel="next"/);
-  t.regex(bf.headers.link as string, /scenario=crowdsecurity%2Ftest-bf/);
+  t.regex(bf.headers.link as string, /scenario=crowdsecurity%2Fpaging-bf/);
   const all = (await server.inject({ url: '/api/ip/decisions' })).json() as { id: number }[];
   t.deepEqual(
     all.map((d) => d.id),
