@@ -38,9 +38,9 @@ ${ports.map((p) => `      - "${p}"`).join('\n')}
 /** What compose published before sync added tcp-2222. */
 export const OLD_PORTS = ['51820:51820/udp', '443:443', '80:80'];
 
-/** The ava functions of a file whose tests need a private dockerd (skipped with the reason otherwise). */
-export function engineTests(what: string) {
-  const test = anyTest as TestFn<{ engine?: Engine }>;
+/** The ava functions of a file whose tests need a private dockerd (skipped with the reason otherwise); `Extra`: more context. */
+export function engineTests<Extra extends object = object>(what: string) {
+  const test = anyTest as TestFn<{ engine?: Engine } & Extra>;
   const skip = dockerSkipReason();
   if (skip) console.warn(`SKIP ${what}: ${skip}`);
   test.before(async (t) => {
@@ -112,7 +112,7 @@ export function bindingsOf(ports: string[]): Record<string, Array<{ HostIp: stri
  */
 export async function createPair(
   docker: Docker,
-  harness: ApplyHarness,
+  harness: Pick<ApplyHarness, 'flagDir'>,
   ports: string[],
   traefikAlone = false,
 ): Promise<{ gerbil: Docker.ContainerInspectInfo; traefik: Docker.ContainerInspectInfo }> {

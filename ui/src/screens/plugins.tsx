@@ -7,6 +7,7 @@ import { useAsync } from '../lib/use-async';
 import { canWrite, useSession } from '../lib/session';
 import { useLocation } from '../lib/router';
 import { VendorActions, VendoredInfo } from './plugins/vendor';
+import { EntryPoints } from './plugins/entrypoints';
 
 export default function Plugins() {
   const { session } = useSession();
@@ -134,6 +135,7 @@ export default function Plugins() {
           ]}
         />
       )}
+      <EntryPoints writable={writable} opsOpen={session.opsOpen} opsClosed={!session.opsOpen && session.mode !== 'unknown'} />
       <h2>Catalogue</h2>
       {!showCatalogue ? (
         <button type="button" onClick={() => setShowCatalogue(true)}>

@@ -21,6 +21,9 @@ function advance(job: Job): number {
 }
 const later = (current: Job, next: Job) => (advance(next) >= advance(current) ? next : current);
 
+/** An apply job (API.md §4.20) recreates containers on the same image; an update moves them to a new one. */
+const isApply = (job: Job) => job.kind === 'static_apply';
+
 /** What the end of a failed job means for the operator, from its rollback steps. */
 function failureSummary(job: Job): string | null {
   if (job.status !== 'failed') return null;
@@ -29,7 +32,7 @@ function failureSummary(job: Job): string | null {
   const failed = rollbacks.filter((s) => s.status === 'failed');
   const names = (steps: Job['steps']) => steps.map((s) => s.service ?? 'job').join(', ');
   if (failed.length > 0) return `Rollback FAILED for ${names(failed)}: check these containers by hand.`;
-  return `Rolled back: ${names(rollbacks)} run${rollbacks.length === 1 ? 's' : ''} the previous image again.`;
+  return `Rolled back: ${names(rollbacks)} run${rollbacks.length === 1 ? 's' : ''} ${isApply(job) ? 'the previous container' : 'the previous image'} again.`;
 }
 
 export function JobProgress({ initial }: { initial: Job }) {
@@ -65,15 +68,15 @@ export function JobProgress({ initial }: { initial: Job }) {
   return (
     <section class="card" data-job={job.id} data-job-status={job.status} aria-live="polite">
       <h3>
-        Update of {Array.isArray(job.params.services) ? job.params.services.join(', ') : job.kind} <StatusBadge status={job.status} /> <code class="small muted">{job.id}</code>
+        {isApply(job) ? 'Apply of' : 'Update of'} {Array.isArray(job.params.services) ? job.params.services.join(', ') : job.kind} <StatusBadge status={job.status} /> <code class="small muted">{job.id}</code>
       </h3>
-      <div class="progress" role="progressbar" aria-label="Update progress" aria-valuemin={0} aria-valuemax={100} aria-valuenow={percent}>
+      <div class="progress" role="progressbar" aria-label={isApply(job) ? 'Apply progress' : 'Update progress'} aria-valuemin={0} aria-valuemax={100} aria-valuenow={percent}>
         <span style={{ width: `${percent}%` }} />
       </div>
-      {job.status === 'succeeded' && <p class="job-summary">Updated: every step finished.</p>}
+      {job.status === 'succeeded' && <p class="job-summary">{isApply(job) ? 'Applied' : 'Updated'}: every step finished.</p>}
       {job.error && (
         <div class="error-box" role="alert">
-          <strong>Update failed</strong> {job.error}
+          <strong>{isApply(job) ? 'Apply failed' : 'Update failed'}</strong> {job.error}
         </div>
       )}
       {summary && <p class="job-summary" data-rollback={job.steps.some((s) => s.step === 'rollback')}>{summary}</p>}
