@@ -14,18 +14,24 @@ const DEFAULT_INTERVAL_S = 60;
  * found (several may guard different routers); null when none is known. A middleware counts as a
  * bouncer when its plugin options carry one of the plugin's own keys (`crowdsecMode`,
  * `crowdsecLapiKey`, `crowdsecLapiHost`, `crowdsecLapiKeyFile`), whatever name the static config
- * gave the plugin; one with `enabled: false` blocks nobody (0).
+ * gave the plugin; one with `enabled: false` blocks nobody (0). When some bouncer is in use (a
+ * resource or chain refers to it, `usedBy`), only the ones in use count: an unused one, such as the
+ * seeded template, guards nothing.
  */
-export function effectiveWithinS(middlewares: StoredObject<MiddlewareData>[]): number | null {
-  let result: number | null = null;
+export function effectiveWithinS(
+  middlewares: StoredObject<MiddlewareData>[],
+  usedBy: (id: string) => string[] = () => [],
+): number | null {
+  const bouncers: { seconds: number; used: boolean }[] = [];
   for (const m of middlewares) {
     if (m.data.type !== 'plugin') continue;
     for (const options of Object.values(m.data.config ?? {})) {
       const seconds = bouncerSeconds(options);
-      if (seconds !== null) result = Math.max(result ?? 0, seconds);
+      if (seconds !== null) bouncers.push({ seconds, used: usedBy(m.id).length > 0 });
     }
   }
-  return result;
+  const counted = bouncers.some((b) => b.used) ? bouncers.filter((b) => b.used) : bouncers;
+  return counted.length === 0 ? null : Math.max(...counted.map((b) => b.seconds));
 }
 
 const BOUNCER_KEYS = ['crowdsecMode', 'crowdsecLapiKey', 'crowdsecLapiHost', 'crowdsecLapiKeyFile'];

@@ -47,7 +47,7 @@ async function ip(app: FastifyInstance): Promise<void> {
     now: () => app.now(),
     signal: closing.signal,
   });
-  const effective = () => effectiveWithinS(app.middlewares.records());
+  const effective = () => effectiveWithinS(app.middlewares.records(), (id) => app.middlewares.usedBy(id));
   const service = new IpService({
     crowdsec,
     publicIp,

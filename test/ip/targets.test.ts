@@ -72,4 +72,16 @@ test('effectiveWithinS: stream → updateIntervalSeconds, live → defaultDecisi
     90,
     'the slowest bouncer decides',
   );
+  const used = (id: string) => (id === 'b' ? ['/api/resources/app'] : []);
+  t.is(
+    effectiveWithinS(
+      [
+        bouncer({ crowdsecMode: 'stream', updateIntervalSeconds: 15 }),
+        mw('template', 'plugin', { crowdsec: { crowdsecMode: 'live', defaultDecisionSeconds: 90 } }),
+      ],
+      used,
+    ),
+    15,
+    'once a bouncer is in use, unused ones (the seeded template) do not count',
+  );
 });
