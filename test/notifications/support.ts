@@ -1,7 +1,9 @@
 /** Real receivers on 127.0.0.1 for the notification tests: an HTTP server that records requests, an SMTP server. */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
 import type { ExecutionContext } from 'ava';
+import type { FastifyInstance } from 'fastify';
 import forge from 'node-forge';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 
@@ -131,3 +133,35 @@ export async function startSmtp(
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return { port: (server.server.address() as AddressInfo).port, mails };
 }
+
+export function captureLog(): { lines: string[]; logStream: Writable } {
+  const lines: string[] = [];
+  const logStream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  return { lines, logStream };
+}
+
+export function fakeClock(iso: string) {
+  let ms = Date.parse(iso);
+  return { now: () => new Date(ms), advance: (by: number) => (ms += by), set: (at: string) => (ms = Date.parse(at)) };
+}
+
+export async function addChannel(app: FastifyInstance, payload: object): Promise<string> {
+  const response = await app.inject({ method: 'POST', url: '/api/notifications/channels', payload });
+  if (response.statusCode !== 201) throw new Error(response.body);
+  return response.json().id;
+}
+
+export async function history(app: FastifyInstance, query = ''): Promise<Array<Record<string, unknown>>> {
+  return (await app.inject({ url: `/api/notifications/history${query}` })).json();
+}
+
+/**
+ * Test settings: the default data source (http://pangolin:3001) is unreachable here, and a clock
+ * moved by hours would report it (proxy, error) into the channels under test.
+ */
+export const quietUpstream = { upstream_down_after_s: 86_400 };
