@@ -75,8 +75,10 @@ export class AllowlistService {
     const { crowdsec } = this.options;
     const configured = crowdsec.hasBouncer() && crowdsec.hasMachine();
     // read LAPI before writing: when it is down the answer is 502 and nothing is stored
+    // LAPI's contains=false lists what lies inside the address or range; checked again here
+    const inside = { [target.scope === 'Ip' ? 'ip' : 'range']: target.value, contains: 'false' as const };
     const covered = configured
-      ? (await upstream(() => crowdsec.listDecisions())).filter((d) => coveredBy([target], d) >= 0)
+      ? (await upstream(() => crowdsec.listDecisions(inside))).filter((d) => coveredBy([target], d) >= 0)
       : [];
     const now = this.options.now();
     const entry: Entry = {

@@ -106,8 +106,13 @@ export class CrowdSecClient {
     return this.nbDeleted(body, 'DELETE /v1/decisions');
   }
 
-  /** Every active decision, or those of one `scope` (`ip`, `range`) and/or `value` (bouncer key). */
-  async listDecisions(filter: { scope?: string; value?: string; type?: string } = {}): Promise<LapiDecision[]> {
+  /**
+   * Active decisions (bouncer key): all, or LAPI's filters — `scope` (`ip`, `range`), `value`,
+   * `type`, and `ip`/`range` with `contains: 'false'` for the decisions inside that address or range.
+   */
+  async listDecisions(
+    filter: { scope?: string; value?: string; type?: string; ip?: string; range?: string; contains?: 'false' } = {},
+  ): Promise<LapiDecision[]> {
     const query = new URLSearchParams();
     for (const [key, value] of Object.entries(filter)) if (value) query.set(key, value);
     const suffix = query.size > 0 ? `?${query.toString()}` : '';

@@ -265,6 +265,25 @@ lapiTest('an allowlist entry removes existing decisions at once, refuses bans, a
   }
   t.deepEqual(await lapiDecisions(t, 'ip=203.0.113.5'), [], 'nothing sent');
 
+  // IPv6: a range entry removes an address and a smaller range inside it, not the larger one around it
+  await lapiBan(t, '--ip', '2001:db8:77::5');
+  await lapiBan(t, '--range', '2001:db8:77:1::/64');
+  await lapiBan(t, '--range', '2001:db8::/32');
+  const v6 = await server.inject({ method: 'POST', url: '/api/ip/allowlist', payload: { value: '2001:db8:77::/48' } });
+  t.is(v6.statusCode, 201, v6.body);
+  t.deepEqual(
+    v6
+      .json()
+      .removed.map((d: { value: string }) => d.value)
+      .sort(),
+    ['2001:db8:77:1::/64', '2001:db8:77::5'],
+  );
+  t.deepEqual(
+    (await lapiDecisions(t, 'ip=2001:db8:77::5')).map((d) => d.value),
+    ['2001:db8::/32'],
+  );
+  t.is((await server.inject({ method: 'DELETE', url: `/api/ip/allowlist/${v6.json().id}` })).statusCode, 204);
+
   t.is((await server.inject({ method: 'DELETE', url: `/api/ip/allowlist/${entry.id}` })).statusCode, 204);
   t.is((await server.inject({ method: 'DELETE', url: `/api/ip/allowlist/${entry.id}` })).statusCode, 404);
   const ban = await server.inject({ method: 'POST', url: '/api/ip/decisions', payload: { value: '203.0.113.5' } });
