@@ -217,3 +217,35 @@ engineTest('a stack container that does not exist answers 422 naming it, and sta
   });
   t.deepEqual((await h.app.inject({ url: '/api/jobs' })).json(), []);
 });
+
+engineTest(
+  'Traefik that never lists an entry point fails the job at entrypoints after health_timeout_s, naming what is missing; the restarted Traefik keeps running',
+  async (t) => {
+    const { docker } = t.context.engine!;
+    const h = await applyHarness(t, t.context.engine!, OLD_PORTS);
+    const old = await createPair(docker, h, OLD_PORTS, true);
+    const reply = await h.app.inject({
+      method: 'POST',
+      url: '/api/static/apply',
+      payload: { services: ['traefik'], health_timeout_s: 10 },
+    });
+    t.is(reply.statusCode, 202, reply.body);
+    const accepted = reply.json() as Job;
+    t.deepEqual(
+      accepted.steps.map((s) => `${s.service}:${s.step}`),
+      ['traefik:restart', 'traefik:health', 'traefik:entrypoints'],
+    );
+    const job = await finished(h.app, accepted.id);
+    t.is(job.status, 'failed', JSON.stringify(job, null, 1));
+    const step = stepOf(job, 'traefik', 'entrypoints')!;
+    t.is(step.status, 'failed');
+    t.regex(
+      step.message,
+      /^Traefik did not list the static config's entry points within 10 s \(traefik lists web, websecure; missing tcp-2222\)/,
+    );
+    t.is(job.error, `apply failed at entrypoints: ${step.message}`);
+    const traefik = await docker.getContainer('traefik').inspect();
+    t.is(traefik.Id, old.traefik.Id);
+    t.true(traefik.State.Running, 'no rollback: Traefik runs its new static config');
+  },
+);

@@ -94,9 +94,14 @@ export function EntryPoints({
       );
       list.reload();
     });
+  // no compose file configured (every published_on_gerbil is null): Gerbil's ports are unknown, so
+  // Apply restarts Traefik only (the server would answer 503 for gerbil)
+  const withoutCompose = (list.data?.length ?? 0) > 0 && list.data!.every((e) => e.published_on_gerbil === null);
   const apply = () =>
     run(async () => {
-      const started = await unwrap(api.POST('/api/static/apply', { body: {} }));
+      const started = await unwrap(
+        api.POST('/api/static/apply', { body: withoutCompose ? { services: ['traefik'] } : {} }),
+      );
       setJob(started);
     });
   const notConfigured = list.error instanceof ApiError && list.error.id === 'not_configured';
@@ -170,11 +175,14 @@ export function EntryPoints({
                 busy || notConfigured || (job !== null && (job.status === 'queued' || job.status === 'running'))
               }
               onClick={() =>
-                confirm('Restart Traefik and recreate Gerbil now? Connections through them drop for a moment.') &&
-                void apply()
+                confirm(
+                  withoutCompose
+                    ? 'Restart Traefik now? Connections through it drop for a moment.'
+                    : 'Restart Traefik and recreate Gerbil now? Connections through them drop for a moment.',
+                ) && void apply()
               }
             >
-              Apply (restart Traefik, recreate Gerbil)
+              {withoutCompose ? 'Apply (restart Traefik)' : 'Apply (restart Traefik, recreate Gerbil)'}
             </button>
           )}
         </div>
