@@ -41,6 +41,8 @@ export interface CertificateCheckOptions {
   /** acme.json; '' = not read */
   acmePath: string;
   intervalMs: number;
+  /** Time allowed for one read of Traefik's metrics (default METRICS_READ_TIMEOUT_MS). */
+  readTimeoutMs?: number;
   dataDir: string;
   now: () => Date;
   /** Only the cluster leader announces (every node fills the gauge). */
@@ -56,6 +58,8 @@ export class CertificateCheck {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private closed = false;
+  /** aborts a read of Traefik's metrics in flight at close (shutdown does not wait for its timeout) */
+  private readonly stopping = new AbortController();
   /** errors of the last check per source, logged when they change */
   private readonly lastErrors = new Map<CertificateSource, string>();
 
@@ -102,13 +106,18 @@ export class CertificateCheck {
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
+    this.stopping.abort();
     await this.running;
   }
 
   private async run(): Promise<void> {
     const { metricsUrl, acmePath } = this.options;
     const [fromMetrics, fromAcme] = await Promise.all([
-      metricsUrl ? this.read('metrics', () => readTraefikMetrics(metricsUrl, METRICS_READ_TIMEOUT_MS)) : [],
+      metricsUrl
+        ? this.read('metrics', () =>
+            readTraefikMetrics(metricsUrl, this.options.readTimeoutMs ?? METRICS_READ_TIMEOUT_MS, this.stopping.signal),
+          )
+        : [],
       acmePath ? this.read('acme', () => readAcmeFile(acmePath)) : [],
     ]);
     if (this.closed) return;
@@ -128,6 +137,7 @@ export class CertificateCheck {
       if (this.lastErrors.delete(source)) this.options.log.info({ source }, 'certificate source readable again');
       return readings;
     } catch (err) {
+      if (this.closed) return [];
       const message = (err as Error).message;
       if (this.lastErrors.get(source) !== message)
         this.options.log.warn({ source, error: message }, 'certificate source not readable; checked again later');

@@ -23,9 +23,15 @@ const METRIC = 'traefik_tls_certs_not_after';
 /** Traefik's /metrics is a few hundred KiB at most; anything far bigger is not it. */
 const MAX_METRICS_BYTES = 32 * 1024 * 1024;
 
-/** GETs Traefik's metrics page and returns its certificates; throws on HTTP or network errors. */
-export async function readTraefikMetrics(url: string, timeoutMs: number): Promise<CertificateReading[]> {
-  const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'text/plain' } });
+/** GETs Traefik's metrics page and returns its certificates; throws on HTTP or network errors, or when `stop` aborts. */
+export async function readTraefikMetrics(
+  url: string,
+  timeoutMs: number,
+  stop?: AbortSignal,
+): Promise<CertificateReading[]> {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = stop ? AbortSignal.any([timeout, stop]) : timeout;
+  const response = await fetch(url, { signal, headers: { accept: 'text/plain' } });
   if (!response.ok) throw new Error(`${url} answered ${response.status}`);
   const text = await response.text();
   if (text.length > MAX_METRICS_BYTES) throw new Error(`${url} answered more than ${MAX_METRICS_BYTES} bytes`);

@@ -10,10 +10,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { Registry } from 'prom-client';
 import { CertificateCheck, type CertificateView } from './cert-check.ts';
 import { registerStackSeries } from './collectors.ts';
 import { HttpRequestCounts } from './http-requests.ts';
+import { processMetrics } from './process-metrics.ts';
 import { metricsSchema, PROMETHEUS_CONTENT_TYPE } from './schemas.ts';
 import { register, scraped } from './series.ts';
 
@@ -35,7 +36,7 @@ declare module 'fastify' {
 
 async function metrics(app: FastifyInstance): Promise<void> {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  const processRegistry = processMetrics();
 
   const requests = new HttpRequestCounts();
   app.addHook('onResponse', (request, reply, done) => {
@@ -90,7 +91,8 @@ async function metrics(app: FastifyInstance): Promise<void> {
         schema: metricsSchema,
       },
       async (_request, reply) => {
-        const text = await registry.metrics();
+        // both end with a newline: the families follow one another
+        const text = (await processRegistry.metrics()) + (await registry.metrics());
         return reply.type(PROMETHEUS_CONTENT_TYPE).send(text);
       },
     );

@@ -5,6 +5,8 @@
  * restart. The clock is the app's injectable one: days pass without waiting.
  */
 import { stat, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import type { FastifyInstance } from 'fastify';
@@ -13,6 +15,7 @@ import { buildApp } from '../../core/app.ts';
 import { builtinGroups } from '../../plugins/index.ts';
 import type { CertificateEvent } from '../../plugins/metrics/index.ts';
 import { parseCertificateMetrics } from '../../plugins/metrics/cert-sources.ts';
+import { CertificateCheck } from '../../plugins/metrics/cert-check.ts';
 import { tempDir, testConfig } from '../helpers/build.ts';
 import { startTraefik, traefikTest } from '../helpers/traefik.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -201,3 +204,36 @@ traefikTest(test)(
     t.is((await gauge(app)).get('edge.example.test'), certificate.notAfter);
   },
 );
+
+test('close() aborts a read of Traefik metrics that hangs: shutdown does not wait for the read timeout', async (t) => {
+  let received = 0;
+  let closed = 0;
+  const hanging = http.createServer((request) => {
+    received += 1;
+    request.socket.on('close', () => (closed += 1));
+  });
+  await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    hanging.closeAllConnections();
+    hanging.close();
+  });
+  const warnings: object[] = [];
+  const check = new CertificateCheck({
+    metricsUrl: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/metrics`,
+    acmePath: '',
+    intervalMs: 3_600_000,
+    // longer than the suite's timeout: close() resolving at all proves the read was aborted
+    readTimeoutMs: 24 * 3_600_000,
+    dataDir: await tempDir(t),
+    now: () => new Date(),
+    announces: () => true,
+    publish: () => t.fail('nothing to announce'),
+    log: { warn: (obj) => warnings.push(obj), info: () => undefined },
+  });
+  await check.start();
+  await waitFor(() => received === 1, 100);
+  await check.close();
+  await waitFor(() => closed === 1, 100);
+  t.deepEqual(check.list(), []);
+  t.deepEqual(warnings, [], 'an abort at close is not a source failure');
+});
