@@ -39,6 +39,7 @@ export class AllowlistService {
   private mirrorChecked = false;
   /** The active values the previous sweep looked for: another set (a hand edit) reads the whole stream. */
   private lastValues = '';
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: AllowlistServiceOptions) {}
 
@@ -105,6 +106,29 @@ export class AllowlistService {
   async delete(id: string): Promise<void> {
     if (!this.entries().some((e) => e.id === id)) throw ipErrors.allowlistNotFound(id);
     await this.options.document.update((file) => ({ entries: file.entries.filter((e) => e.id !== id) }));
+  }
+
+  /** Sweeps every `intervalMs` until stop(); a LAPI that stays down is logged once, and its return. */
+  start(intervalMs: number): void {
+    let failing = false;
+    this.timer = setInterval(() => {
+      this.sweep().then(
+        () => {
+          if (failing) this.options.log.info('allowlist sweep works again');
+          failing = false;
+        },
+        (err: Error) => {
+          if (failing) return this.options.log.debug({ err: err.message }, 'allowlist sweep failed again');
+          failing = true;
+          this.options.log.warn({ err: err.message }, 'allowlist sweep failed');
+        },
+      );
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
   }
 
   /** One sweep at a time; a caller during a sweep gets that sweep's result. */

@@ -76,13 +76,7 @@ async function ip(app: FastifyInstance): Promise<void> {
     now: () => app.now(),
   });
   // the sweep: expired entries leave the file, decisions the allowlist covers are removed
-  let sweeper: NodeJS.Timeout | undefined;
-  app.addHook('onReady', async () => {
-    sweeper = setInterval(() => {
-      allowlist.sweep().catch((err: Error) => log.warn({ err: err.message }, 'allowlist sweep failed'));
-    }, settings.allowlist_sweep_s * 1000);
-    sweeper.unref();
-  });
+  app.addHook('onReady', async () => allowlist.start(settings.allowlist_sweep_s * 1000));
 
   // "configured" = what the read endpoints need; crowdsec.url alone has a default and proves nothing
   app.health.register('crowdsec', async () => {
@@ -90,7 +84,7 @@ async function ip(app: FastifyInstance): Promise<void> {
     await crowdsec.health(AbortSignal.timeout(HEALTH_PROBE_MS));
   });
   app.addHook('onClose', async () => {
-    clearInterval(sweeper);
+    allowlist.stop();
     closing.abort();
   });
   await app.register(routes, { service });
