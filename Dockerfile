@@ -1,6 +1,7 @@
 # Stack Manager image. Two stages: `build` compiles the TypeScript and the web UI with all
 # dependencies; `runtime` holds production dependencies, config/ and the compiled dist/ only.
-# Node 24 is the LTS line; tini (Debian's package) is PID 1 so signals reach node and zombies are reaped.
+# Node 24 is the LTS line; tini (Debian's package) is PID 1 so signals reach node and zombies are reaped;
+# git (Debian's) writes the config history in /data/.history (docs/API.md "Config history").
 ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
@@ -20,7 +21,7 @@ RUN npm run build:ui
 
 FROM ${NODE_IMAGE} AS runtime
 RUN apt-get update \
- && apt-get install -y --no-install-recommends tini \
+ && apt-get install -y --no-install-recommends tini git \
  && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     DATA_DIR=/data \

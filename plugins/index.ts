@@ -6,6 +6,7 @@ import type { BuiltinGroup } from '../core/types.ts';
 import openapi from './openapi/index.ts';
 import health from './health/index.ts';
 import events from './events/index.ts';
+import history from './history/index.ts';
 import datasource from './datasource/index.ts';
 import proxy from './proxy/index.ts';
 import middlewares from './middlewares/index.ts';
@@ -30,6 +31,8 @@ export const builtinGroups: BuiltinGroup[] = [
   { name: 'openapi', plugin: openapi },
   { name: 'health', plugin: health },
   { name: 'events', plugin: events },
+  // before every group whose routes write: its request hooks attribute store changes to tokens
+  { name: 'history', plugin: history },
   { name: 'datasource', plugin: datasource },
   { name: 'proxy', plugin: proxy },
   { name: 'middlewares', plugin: middlewares },

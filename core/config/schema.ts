@@ -112,6 +112,16 @@ export const ConfigSchema = Type.Object({
   }),
   templates: Type.Object({ seed: Type.Boolean() }),
   audit: Type.Object({ enabled: Type.Boolean() }),
+  /** Config history in data/.history (API.md §4.24): a git repository fed by every data dir change. */
+  history: Type.Object({
+    enabled: Type.Boolean(),
+    remote_url: Type.String(),
+    remote_username: Type.String(),
+    remote_password: Type.String(),
+    max_commits: Int(10, 10_000_000),
+    batch_ms: Int(10, 60_000),
+    git_binary: Type.String({ minLength: 1 }),
+  }),
   /** Several managers on etcd (issue 14): off while etcd_endpoints is empty. */
   cluster: Type.Object({
     etcd_endpoints: Type.Array(Type.String({ pattern: '^https?://' })),
@@ -190,6 +200,13 @@ export const ENV_MAP: Record<string, string> = {
   LOGS_SERVICE_TUNNELGW: 'logs.services.tunnelgw',
   MTLS_VERIFY_URL: 'mtls.verify_url',
   MTLS_PROXY_CA_PATH: 'mtls.proxy_ca_path',
+  HISTORY_ENABLED: 'history.enabled',
+  HISTORY_REMOTE_URL: 'history.remote_url',
+  HISTORY_REMOTE_USERNAME: 'history.remote_username',
+  HISTORY_REMOTE_PASSWORD: 'history.remote_password',
+  HISTORY_MAX_COMMITS: 'history.max_commits',
+  HISTORY_BATCH_MS: 'history.batch_ms',
+  HISTORY_GIT_BINARY: 'history.git_binary',
   CLUSTER_ETCD_ENDPOINTS: 'cluster.etcd_endpoints',
   CLUSTER_PREFIX: 'cluster.prefix',
   CLUSTER_NODE_NAME: 'cluster.node_name',

@@ -157,7 +157,12 @@ export class FileCollection<T> implements Collection<T> {
    * A change from the cluster (cluster mode): written under the collection lock, marked as our own
    * write so the watcher does not take it for a hand edit, then taken in with source `cluster`.
    */
-  async applyRemote(file: string, bytes: Buffer | null, stillNewer?: () => boolean): Promise<void> {
+  async applyRemote(
+    file: string,
+    bytes: Buffer | null,
+    stillNewer?: () => boolean,
+    source: ChangeSource = 'cluster',
+  ): Promise<void> {
     await this.ctx.locks.run(this.dir, async () => {
       if (stillNewer && !stillNewer()) return; // a writer of ours took a newer version in meanwhile
       if (!(await holds(file, bytes))) {
@@ -168,8 +173,14 @@ export class FileCollection<T> implements Collection<T> {
           this.ownWrites.delete(file);
         }
       }
-      await this.ingest(file, 'cluster', 'final');
+      await this.ingest(file, source, 'final');
     });
+  }
+
+  /** How a hand edit writing `bytes` to `file` would be judged: null when valid, else why not. */
+  check(file: string, bytes: Buffer): InvalidFile | null {
+    const result = this.judge(idOf(file), file, bytes.toString('utf8'), new Date());
+    return result.kind === 'invalid' ? result.error : null;
   }
 
   /** Whether a path belongs to this collection (a YAML file directly inside its dir). */
@@ -395,8 +406,11 @@ export class FileCollection<T> implements Collection<T> {
         hash: '',
         error: { path: file, line: null, column: null, message: read.message },
       };
-    const text = read.bytes.toString('utf8');
-    const mtime = read.mtime;
+    return this.judge(id, file, read.bytes.toString('utf8'), read.mtime);
+  }
+
+  /** Parses and validates a file's text as a hand edit of `file` is judged. */
+  private judge(id: string, file: string, text: string, mtime: Date): ReadResult<T> {
     // the bytes we hold already (our own write coming back through the watcher, a touch):
     // no need to parse and validate them again
     const held = this.objects.get(id);

@@ -110,7 +110,7 @@ export class FileDocument<T> implements StoreDocument<T> {
    * A change from the cluster (cluster mode): written under the document's lock, marked as our own
    * write so the watcher does not take it for a hand edit, then taken in with source `cluster`.
    */
-  async applyRemote(bytes: Buffer | null, stillNewer?: () => boolean): Promise<void> {
+  async applyRemote(bytes: Buffer | null, stillNewer?: () => boolean, source: ChangeSource = 'cluster'): Promise<void> {
     await this.ctx.locks.run(this.path, async () => {
       if (stillNewer && !stillNewer()) return; // a writer of ours took a newer version in meanwhile
       if (!(await holds(this.path, bytes))) {
@@ -122,7 +122,7 @@ export class FileDocument<T> implements StoreDocument<T> {
           this.writing = null;
         }
       }
-      await this.ingest('cluster', 'final');
+      await this.ingest(source, 'final');
     });
   }
 
@@ -189,7 +189,16 @@ export class FileDocument<T> implements StoreDocument<T> {
         hash: '',
         error: { path: this.path, line: null, column: null, message: read.message },
       };
-    const text = read.bytes.toString('utf8');
+    return this.judge(read.bytes.toString('utf8'));
+  }
+
+  /** How a hand edit writing `bytes` would be judged: null when valid, else why not. */
+  check(bytes: Buffer): InvalidFile | null {
+    const result = this.judge(bytes.toString('utf8'));
+    return result.kind === 'invalid' ? result.error : null;
+  }
+
+  private judge(text: string): Read<T> {
     const hash = hashOf(text);
     const parsed = parseFileText(this.path, text);
     if (!parsed.ok) return { kind: 'invalid', error: parsed.error, syntax: true, hash };

@@ -12,6 +12,7 @@ import { readDataFile } from './read-data-file.ts';
 import { removeStaleTempFiles, STALE_TEMP_MS } from './temp-files.ts';
 import type {
   AnyChangeEvent,
+  ChangeSource,
   Collection,
   CollectionOptions,
   DocumentOptions,
@@ -284,15 +285,28 @@ class Store implements YamlStore {
     await writeAtomic(file, content, { mode, dirMode });
   }
 
-  async applyRemote(relativePath: string, bytes: Buffer | null, stillNewer?: () => boolean): Promise<void> {
+  async applyRemote(
+    relativePath: string,
+    bytes: Buffer | null,
+    stillNewer?: () => boolean,
+    source: ChangeSource = 'cluster',
+  ): Promise<void> {
     const file = this.resolveInside(relativePath);
     const collection = this.collections.find((c) => c.owns(file));
-    if (collection) return collection.applyRemote(file, bytes, stillNewer);
+    if (collection) return collection.applyRemote(file, bytes, stillNewer, source);
     const document = this.documents.find((d) => d.owns(file));
-    if (document) return document.applyRemote(bytes, stillNewer);
+    if (document) return document.applyRemote(bytes, stillNewer, source);
     // a file no collection or document of this node owns (a raw file, a plugin's collection that
     // is not installed here): kept on disk as the cluster has it
     await writeRawReplica(this.options.dataDir, path.relative(this.options.dataDir, file), bytes);
+  }
+
+  checkRaw(relativePath: string, bytes: Buffer | null): InvalidFile | null {
+    const file = this.resolveInside(relativePath);
+    if (bytes === null) return null;
+    const collection = this.collections.find((c) => c.owns(file));
+    if (collection) return collection.check(file, bytes);
+    return this.documents.find((d) => d.owns(file))?.check(bytes) ?? null;
   }
 
   async readRaw(relativePath: string): Promise<Buffer | undefined> {

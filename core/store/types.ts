@@ -187,6 +187,18 @@ export interface YamlStore {
    * document owns is written as it is. `stillNewer` is asked under the lock: false (this node has
    * meanwhile taken a newer version from the cluster) leaves the file alone.
    */
-  applyRemote(relativePath: string, bytes: Buffer | null, stillNewer?: () => boolean): Promise<void>;
+  applyRemote(
+    relativePath: string,
+    bytes: Buffer | null,
+    stillNewer?: () => boolean,
+    /** Who the change is reported as (default `cluster`; a history restore writes with `restore`). */
+    source?: ChangeSource,
+  ): Promise<void>;
+  /**
+   * How a hand edit writing `bytes` to a data file would be judged (parse, schema, reference
+   * checks), without writing anything: null when valid, when `bytes` is null (a removal) or when no
+   * collection or document owns the path.
+   */
+  checkRaw(relativePath: string, bytes: Buffer | null): InvalidFile | null;
   close(): Promise<void>;
 }

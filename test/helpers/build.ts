@@ -39,6 +39,8 @@ export function testConfig(dataDir: string, overrides: Record<string, unknown> =
       storage: { data_dir: dataDir },
       plugins: { dir: path.join(dataDir, '..', 'no-plugins') },
       templates: { seed: false },
+      // history off unless a test asks: a git repository and a commit per app is wasted work in other groups' tests
+      history: { enabled: false },
       docker: { host: '', socket: path.join(dataDir, '..', 'no-docker.sock') },
       ...overrides,
       backup: {
