@@ -7,7 +7,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ifMatchOf, ifNoneMatchHits, matchingVersion, paginate, quoteEtag } from '../../model/http.ts';
+import { APP_VERSION } from '../../core/version.ts';
 import { ChannelService, checkChannel, withDefaults, type ChannelFileData } from './channels.ts';
+import { CrowdSecDigest } from './crowdsec-digest.ts';
 import { Delivery, type Channel, type Notification } from './delivery.ts';
 import { notificationErrors } from './errors.ts';
 import { historySince } from './history.ts';
@@ -77,6 +79,19 @@ async function notifications(app: FastifyInstance): Promise<void> {
     nowMs: () => app.now().getTime(),
   });
   delivery.onTick.add((nowMs) => sources.tick(nowMs));
+  const { crowdsec } = app.config;
+  if (crowdsec.bouncer_key !== '') {
+    const digest = new CrowdSecDigest({
+      url: crowdsec.url,
+      bouncerKey: crowdsec.bouncer_key,
+      timeoutMs: crowdsec.timeout_ms,
+      periodMs: settings.crowdsec_digest_s * 1000,
+      userAgent: `stack-manager/${APP_VERSION}`,
+      notify,
+      log,
+    });
+    delivery.onTick.add((nowMs) => digest.tick(nowMs));
+  }
 
   app.decorate('notifications', {
     counts: () => {
