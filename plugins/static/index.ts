@@ -9,16 +9,38 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { staticConfigPath } from '../middlewares/index.ts';
+import { warnSeededEnv } from '../../core/config/env-origins.ts';
 import { StaticApply } from './apply.ts';
-import { applySchema, deleteSchema, listSchema, putSchema, syncSchema } from './schemas.ts';
+import {
+  applySchema,
+  deleteSchema,
+  getSettingsSchema,
+  listSchema,
+  putSchema,
+  putSettingsSchema,
+  syncSchema,
+} from './schemas.ts';
 import { StaticService } from './service.ts';
+import { describeSettings, settingOf, updateSettings } from './settings.ts';
 
 /** The compose file in effect: settings.yaml `compose_file` wins over `stack.compose_file` (STACK_COMPOSE_FILE). */
 export function composeFilePath(app: FastifyInstance): string | null {
-  return app.settings.get().compose_file || app.config.stack.compose_file || null;
+  return settingOf(app.settings.get(), app.config, 'compose_file').path;
 }
 
 async function staticGroup(app: FastifyInstance): Promise<void> {
+  // STACK_COMPOSE_FILE / PROXY_PLUGINS_LOCAL_DIR are only defaults: a value set through the API wins
+  warnSeededEnv(
+    app.log.child({ component: 'static' }),
+    app.config,
+    (['compose_file', 'plugins_local_dir'] as const).map((name) => ({
+      key: name === 'compose_file' ? 'stack.compose_file' : 'proxy.plugins_local_dir',
+      envValue: name === 'compose_file' ? app.config.stack.compose_file : app.config.proxy.plugins_local_dir,
+      fileValue: app.settings.get()[name] || null,
+      file: 'settings.yaml',
+      change: 'PUT /api/static/settings',
+    })),
+  );
   const service = new StaticService({
     staticPath: () => staticConfigPath(app),
     composePath: () => composeFilePath(app),
@@ -60,6 +82,15 @@ async function routes(parent: FastifyInstance, { service }: { service: StaticSer
     await service.remove(request.params.name);
     return reply.header('x-restart-required', 'true').code(204).send();
   });
+
+  // the group's files (docs/API.md "Static settings"); readers resolve them at each use, so no restart
+  scope.get('/api/static/settings', { config, schema: getSettingsSchema }, async () =>
+    describeSettings(parent.settings.get(), parent.config),
+  );
+
+  scope.put('/api/static/settings', { config, schema: putSettingsSchema }, async (request) =>
+    updateSettings(parent.settings, parent.config, request.body ?? {}),
+  );
 
   scope.post('/api/static/entrypoints/sync', { config, schema: syncSchema }, async (request, reply) => {
     const result = await service.sync(request.body?.dry_run === true);

@@ -107,3 +107,40 @@ export const applySchema = {
     503: ErrorBody,
   },
 };
+
+/** One file setting (docs/API.md "Static settings"), shaped like GET /api/plugins/configpath. */
+const SettingView = Type.Object({
+  path: Nullable(Type.String()),
+  source: Type.Union([Type.Literal('settings'), Type.Literal('env'), Type.Literal('unset')], {
+    description: 'settings.yaml, the env/config value, or none',
+  }),
+  exists: Type.Boolean({ description: 'compose_file: a file; plugins_local_dir: a directory' }),
+  writable: Type.Boolean({ description: 'it, or when missing its parent directory, is writable' }),
+});
+
+const StaticSettings = Type.Object({ compose_file: SettingView, plugins_local_dir: SettingView });
+
+const SettingPath = (description: string) => Type.Union([Type.String({ maxLength: 4096, description }), Type.Null()]);
+
+export const getSettingsSchema = {
+  tags,
+  summary: 'The compose file and plugins-local directory in effect, and where each comes from',
+  response: { 200: StaticSettings, ...Errors },
+};
+
+export const putSettingsSchema = {
+  tags,
+  summary: 'Sets (or, with null, clears) the compose file and plugins-local directory in settings.yaml',
+  body: Type.Object(
+    {
+      compose_file: Type.Optional(
+        SettingPath("absolute path of the compose file whose services.gerbil.ports publishes Traefik's ports"),
+      ),
+      plugins_local_dir: Type.Optional(
+        SettingPath("absolute host path of Traefik's plugins-local directory (vendored plugins)"),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  response: { 200: StaticSettings, ...Errors },
+};
