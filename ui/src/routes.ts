@@ -35,6 +35,7 @@ export const ROUTES: RouteDef[] = [
   { path: '/backups', title: 'Backups', group: 'ops', nav: true, load: () => import('./screens/backups') },
   { path: '/containers', title: 'Containers', group: 'ops', nav: true, load: () => import('./screens/containers') },
   { path: '/security', title: 'Security', group: 'ops', nav: true, load: () => import('./screens/security') },
+  { path: '/notifications', title: 'Notifications', group: 'ops', nav: true, load: () => import('./screens/notifications') },
   { path: '/logs', title: 'Logs', group: 'ops', nav: true, load: () => import('./screens/logs') },
   { path: '/server-plugins', title: 'Server plugins', group: 'ops', nav: true, load: () => import('./screens/server-plugins') },
   { path: '/tokens', title: 'Tokens', group: 'admin', nav: true, load: () => import('./screens/tokens') },
