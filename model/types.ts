@@ -88,7 +88,8 @@ export interface Resource {
   name: string;
   /** full key, e.g. `1-app-router@http` */
   router: string;
-  source: 'pangolin' | 'traefik';
+  /** `local`: defined by Stack Manager itself (API.md §4.24), emitted as router `<id>` */
+  source: 'pangolin' | 'traefik' | 'local';
   status: 'active' | 'disabled';
   missing_since?: string | null;
   rule: string;
@@ -104,6 +105,8 @@ export interface Resource {
   external_middlewares: ExternalMiddleware[];
   service_id: string | null;
   config: ResourceConfig;
+  /** local resources built from `hosts`: the PathPrefix in their rule (API.md §4.24) */
+  path_prefix?: string | null;
 }
 
 /** Global settings of the mtlswhitelist plugin middleware (§4.8 MiddlewareConfig). */

@@ -39,7 +39,8 @@ export interface ResourceRecord {
   id: string;
   name: string;
   router: string;
-  source: SourceKind;
+  /** `local`: defined by Stack Manager itself (API.md §4.24); never touched by discovery */
+  source: SourceKind | 'local';
   status: 'active' | 'disabled';
   missing_since: string | null;
   rule: string;
@@ -54,6 +55,8 @@ export interface ResourceRecord {
   external_middlewares: Array<{ name: string; priority: number; provider: string | null }>;
   service_id: string | null;
   config: ResourceConfig;
+  /** local resources built from `hosts`: the PathPrefix in their rule (API.md §4.24) */
+  path_prefix?: string | null;
 }
 
 const INTEGER = /^-?[0-9]+$/;

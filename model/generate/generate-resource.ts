@@ -35,14 +35,25 @@ const INTEGER = /^-?[0-9]+$/;
 export function patchResource(emitter: Emitter, resource: Resource): ResourceOutcome {
   const warnings: string[] = [];
   const config = withDefaults(resource.config);
-  if (resource.status !== 'active' || !hasOverrides(resource, config)) return notEmitted(resource, warnings);
+  const local = resource.source === 'local';
+  if (resource.status !== 'active') return notEmitted(resource, warnings);
+  if (!local && emitter.mode === 'none') {
+    if (hasOverrides(resource, config))
+      warnings.push('data source mode none: only own (local) resources are emitted; its overrides wait');
+    return notEmitted(resource, warnings);
+  }
+  if (!local && !hasOverrides(resource, config)) return notEmitted(resource, warnings);
 
-  const base =
-    emitter.mode === 'pangolin' ? pangolinRouter(emitter, resource) : traefikRouter(emitter, resource, warnings);
+  const base = local
+    ? localRouter(emitter, resource, warnings)
+    : emitter.mode === 'pangolin'
+      ? pangolinRouter(emitter, resource)
+      : traefikRouter(emitter, resource, warnings);
   if (!base) {
-    warnings.push(
-      `router ${resource.router} cannot be patched (absent upstream, or its key is taken); nothing emitted`,
-    );
+    if (!local)
+      warnings.push(
+        `router ${resource.router} cannot be patched (absent upstream, or its key is taken); nothing emitted`,
+      );
     return notEmitted(resource, warnings);
   }
   const { router, upstreamMiddlewares } = base;
@@ -137,6 +148,37 @@ function pangolinRouter(emitter: Emitter, resource: Resource): BaseRouter | null
   routers![key] = router;
   if (emitter.recording) emitter.recording.replaced = { key, router };
   return { router, upstreamMiddlewares: stringArray(router.middlewares) };
+}
+
+/**
+ * An own resource (API.md §4.24): router `<id>` built from its definition, in every mode. Not
+ * emitted (null, with a warning) without a service Traefik can find, or when the upstream already
+ * holds the key `<id>`.
+ */
+function localRouter(emitter: Emitter, resource: Resource, warnings: string[]): BaseRouter | null {
+  const serviceId = resource.service_id ?? null;
+  const service =
+    serviceId === null ? null : resolveService(emitter, serviceId, 'http', `/api/resources/${resource.id}`, warnings);
+  if (service === null) {
+    warnings.push(
+      serviceId === null
+        ? 'local resource without a service: nothing emitted'
+        : `service ${serviceId} cannot be referenced: nothing emitted`,
+    );
+    return null;
+  }
+  const router: JsonObject = { rule: resource.rule, service };
+  if ((resource.entrypoints ?? []).length > 0) router.entryPoints = [...resource.entrypoints];
+  const tls = resourceTls(resource.tls);
+  if (tls) router.tls = tls;
+  if (resource.priority !== null && resource.priority !== undefined) router.priority = resource.priority;
+  if (!putNew(emitter, 'router', HTTP_ROUTERS, resource.id, router)) {
+    warnings.push(
+      `router key ${resource.id} is already defined upstream: nothing emitted (give this resource another id)`,
+    );
+    return null;
+  }
+  return { router, upstreamMiddlewares: [] };
 }
 
 /** Traefik mode: a new router `<id>` that copies the discovered one and outranks it by one (G5). */

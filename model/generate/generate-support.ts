@@ -42,7 +42,7 @@ export interface Recording {
 
 /** Lookup tables and accumulators of one generation run. */
 export interface Emitter {
-  mode: 'pangolin' | 'traefik';
+  mode: 'pangolin' | 'traefik' | 'none';
   config: JsonObject;
   mtls: MtlsState;
   /** mTLS globally enabled and a CA Traefik can read */

@@ -16,7 +16,8 @@ import { serviceReferences, servicesToEmit } from './services-in-use.ts';
  * memo keeps what it remembers as DeepReadonly (generate-memo.ts).
  */
 export interface GenerationInput {
-  readonly mode: 'pangolin' | 'traefik';
+  /** `none`: no data source (API.md §4.24): only our own objects and local resources */
+  readonly mode: 'pangolin' | 'traefik' | 'none';
   /** Pangolin mode: the upstream config body. Traefik mode: Traefik's `/api/http/routers` list (or null). */
   readonly upstream: unknown;
   readonly middlewares: readonly Middleware[];

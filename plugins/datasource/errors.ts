@@ -8,6 +8,10 @@ export const datasourceErrors = {
     errors.notFound(
       active ? `the active data source ${active} is not defined in datasources.yaml` : 'no data source is active',
     ),
+  modeNone: () =>
+    errors.notFound('data source mode none: no data source is active (the provider serves own objects only)'),
+  reservedName: (name: string) =>
+    validationError([{ path: '/name', message: `${name} is reserved (data source mode none)` }]),
   unknownActive: (name: string) => validationError([{ path: '/name', message: `names no data source: ${name}` }]),
   activeInUse: (name: string) =>
     errors.inUse(`data source ${name} is the active data source; activate another one first`, [

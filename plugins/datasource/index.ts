@@ -27,7 +27,8 @@ import { DataSourceService } from './service.ts';
 import { normalizeFile } from './source-input.ts';
 import { UpstreamState } from '../../model/upstream-state.ts';
 
-export type { ActiveDataSource, DataSourceRegistry, DataSourceService } from './service.ts';
+export type { ActiveDataSource, DataSourceMode, DataSourceRegistry, DataSourceService } from './service.ts';
+export { NO_DATA_SOURCE } from './service.ts';
 export type { DataSourceView } from './schemas.ts';
 export {
   fetchPangolinConfig,
@@ -148,6 +149,8 @@ async function routes(parent: FastifyInstance, { service }: { service: DataSourc
     void scope.upstream
       .requestSync('source_changed')
       .catch((err: unknown) => request.log.error({ err }, 'sync after switching the data source failed'));
+    // mode none (API.md §4.24): there is no source to answer with
+    if (!view) return reply.code(204).send();
     return sendOne(reply, view);
   });
 

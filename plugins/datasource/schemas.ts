@@ -95,7 +95,10 @@ export const DataSourceWrite = Type.Object(
 export type DataSourceWriteBody = Static<typeof DataSourceWrite>;
 
 /** Body of PUT /api/datasource/active. */
-export const SetActiveBody = Type.Object({ name: Slug }, { additionalProperties: false });
+export const SetActiveBody = Type.Object(
+  { name: Type.String({ ...Slug, description: 'a source name, or none: data source mode none (own objects only)' }) },
+  { additionalProperties: false },
+);
 
 /** `:name` is a slug (API.md §2.8); anything else answers 422 before reaching the service. */
 export const NameParams = Type.Object({ name: Slug });
@@ -169,9 +172,9 @@ export const getActiveSchema = {
 };
 export const setActiveSchema = {
   tags,
-  summary: 'Switch the active data source (a sync starts at once)',
+  summary: 'Switch the active data source (a sync starts at once); name none: mode none, 204',
   body: SetActiveBody,
-  response: { 200: DataSource, ...ErrorResponses },
+  response: { 200: DataSource, 204: Empty, ...ErrorResponses },
 };
 export const getSchema = {
   tags,

@@ -15,6 +15,16 @@ import type { UpstreamState } from '../../model/upstream-state.ts';
 import { probeSource, type ProbeResult, type UpstreamSource } from './upstream-client.ts';
 import { ifMatchAccepts } from '../../model/http.ts';
 
+/**
+ * `active: none` in datasources.yaml (API.md §4.24): data source mode `none`, no source is polled
+ * and the provider serves Stack Manager's own objects only (a Traefik + CrowdSec stack without
+ * Pangolin). A reserved name: no source may be called so.
+ */
+export const NO_DATA_SOURCE = 'none';
+
+/** What the provider config is generated from: the active source's type, or `none`. */
+export type DataSourceMode = 'pangolin' | 'traefik' | 'none';
+
 /** The active source as the discovery poller needs it: credentials included, never serialised. */
 export interface ActiveDataSource {
   name: string;
@@ -25,6 +35,8 @@ export interface ActiveDataSource {
 export interface DataSourceRegistry {
   /** The active source with its credentials, or null when `active` names no valid source. A copy. */
   active(): ActiveDataSource | null;
+  /** The active source's type; `none` in mode none; `pangolin` when `active` names nothing (no config until fixed). */
+  mode(): DataSourceMode;
   /** One source as the API shows it (no password). */
   get(name: string): DataSourceView | undefined;
   /** One source with its credentials, for groups that call it (the proxy explorer); a copy. */
@@ -85,6 +97,12 @@ export class DataSourceService implements DataSourceRegistry {
     return entry ? { name: active, source: upstreamSourceOf(entry) } : null;
   }
 
+  mode(): DataSourceMode {
+    const active = this.active();
+    if (active) return active.source.type;
+    return this.document.get().active === NO_DATA_SOURCE ? 'none' : 'pangolin';
+  }
+
   source(name: string): (UpstreamSource & { poll_interval_s: number }) | null {
     const entry = SLUG.test(name) ? this.document.get().sources[name] : undefined;
     return entry ? upstreamSourceOf(entry) : null;
@@ -109,18 +127,19 @@ export class DataSourceService implements DataSourceRegistry {
   /** GET /api/datasource/active: 404 when `active` names no source. */
   activeView(): DataSourceView {
     const active = this.active();
+    if (!active && this.mode() === 'none') throw datasourceErrors.modeNone();
     if (!active) throw datasourceErrors.noActive(this.document.get().active);
     return this.get(active.name)!;
   }
 
-  /** PUT /api/datasource/active; the caller starts the sync. */
-  async setActive(name: string): Promise<DataSourceView> {
+  /** PUT /api/datasource/active; the caller starts the sync. `none` (mode none) answers null. */
+  async setActive(name: string): Promise<DataSourceView | null> {
     await this.document.update((file) => {
-      if (!file.sources[name]) throw datasourceErrors.unknownActive(name);
+      if (!file.sources[name] && name !== NO_DATA_SOURCE) throw datasourceErrors.unknownActive(name);
       if (file.active === name) return undefined;
       return { ...file, active: name };
     });
-    return this.get(name)!;
+    return name === NO_DATA_SOURCE ? null : this.get(name)!;
   }
 
   /** PUT /api/datasource/:name: creates, or merges the body over the stored source. */
@@ -129,6 +148,7 @@ export class DataSourceService implements DataSourceRegistry {
     body: DataSourceWriteBody,
     ifMatch?: string,
   ): Promise<{ view: DataSourceView; created: boolean }> {
+    if (name === NO_DATA_SOURCE) throw datasourceErrors.reservedName(name);
     let created = false;
     await this.document.update((file) => {
       const stored = file.sources[name];
@@ -167,6 +187,8 @@ export class DataSourceService implements DataSourceRegistry {
   /** Health check `datasource`: throws the probe's error (or why there is no active source). */
   async probeActive(signal?: AbortSignal): Promise<void> {
     const active = this.active();
+    // mode none polls nothing: there is nothing to be unhealthy about
+    if (!active && this.mode() === 'none') return;
     if (!active) throw new Error(datasourceErrors.noActive(this.document.get().active).message);
     const signals = signal ? [signal, this.closing.signal] : [this.closing.signal];
     const result = await probeSource(active.source, { signal: AbortSignal.any(signals) });
@@ -251,7 +273,9 @@ export class DataSourceService implements DataSourceRegistry {
         { file: this.document.path, names: bad },
         `datasources.yaml: sources with invalid names are ignored (names must match ${SLUG_PATTERN})`,
       );
-    if (!this.active())
+    if (!this.active() && this.mode() === 'none')
+      this.log.info({ file: this.document.path }, 'data source mode none: only own objects are served');
+    else if (!this.active())
       this.log.warn(
         { file: this.document.path, active },
         'datasources.yaml: the active data source names no valid source; nothing is polled',

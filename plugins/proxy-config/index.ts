@@ -312,7 +312,7 @@ function statusOf(app: FastifyInstance, provider: ConfigProvider, served: Served
   const result = generation?.result;
   const body: StatusBody = {
     status: 'ok',
-    mode: active?.source.type ?? 'pangolin',
+    mode: app.datasources.mode(),
     etag: generation ? generation.json.etag.slice(1, -1) : null,
     generated_at: generation?.generatedAt ?? null,
     stale: isStale(app),

@@ -10,13 +10,14 @@ import type { Middleware, Resource, Service } from '../../model/types.ts';
 /** Returns the input builder; null from it means no config can be produced yet (G12, 502). */
 export function generationInputs(app: FastifyInstance): () => GenerationInput | null {
   return () => {
-    const mode = app.datasources.active()?.source.type ?? 'pangolin';
-    let upstream: unknown;
+    const mode = app.datasources.mode();
+    let upstream: unknown = null;
+    // mode none (API.md §4.24): no upstream, our own objects only
     if (mode === 'pangolin') {
       const snapshot = app.upstream.current();
       if (!snapshot || snapshot.mode !== 'pangolin') return null;
       upstream = snapshot.body;
-    } else {
+    } else if (mode === 'traefik') {
       upstream = app.resources.traefikRouters();
     }
     return {

@@ -31,7 +31,7 @@ const DroppedKeys = Type.Array(
 
 export const Status = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('error'), Type.Literal('starting')]),
-  mode: Type.Union([Type.Literal('pangolin'), Type.Literal('traefik')]),
+  mode: Type.Union([Type.Literal('pangolin'), Type.Literal('traefik'), Type.Literal('none')]),
   etag: Type.Union([Type.String(), Type.Null()]),
   generated_at: Type.Union([Type.String(), Type.Null()]),
   stale: Type.Boolean(),

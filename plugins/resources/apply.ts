@@ -66,9 +66,12 @@ export async function applyRouters(
   routers: UpstreamRouter[],
   options: ApplyOptions,
 ): Promise<ApplyResult> {
-  const before = repository.records();
+  // own resources (API.md §4.24) are never matched, disabled or rewritten by discovery
+  const all = repository.records();
+  const before = all.filter((r) => r.source !== 'local');
+  const reservedIds = all.filter((r) => r.source === 'local').map((r) => r.id);
   // a linked pending file turns active, so reconcile always lists it among the upserts
-  const result = reconcile(linkPending(before, routers, options), routers, options);
+  const result = reconcile(linkPending(before, routers, options), routers, { ...options, reservedIds });
   const outcome: ApplyResult = {
     applied: result.applied,
     heldBack: result.suspiciousEmpty && !result.applied,

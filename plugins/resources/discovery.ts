@@ -29,6 +29,8 @@ export interface ReconcileOptions {
   lastWasNonEmpty: boolean;
   /** routers we emit ourselves (Traefik mode), given the full key; see ownObjectMatcher */
   isOwnRouter?: (key: string) => boolean;
+  /** ids a new resource must not take: the own (local) resources, which `existing` leaves out */
+  reservedIds?: Iterable<string>;
 }
 
 export interface ReconcileResult {
@@ -117,7 +119,7 @@ export function reconcile(
     else unknown.push(router);
   }
 
-  const taken = new Set(existing.map((resource) => resource.id));
+  const taken = new Set([...existing.map((resource) => resource.id), ...(options.reservedIds ?? [])]);
   const created: ResourceRecord[] = [];
   for (const router of unknown) {
     // resources left without a router in this sync are the disabled ones a renumbered key may take

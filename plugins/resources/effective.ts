@@ -11,7 +11,7 @@ import type { Middleware, MtlsState, Resource, Service } from '../../model/types
 
 /** Everything outside the resources that the outcome depends on. */
 export interface EffectiveInputs {
-  mode(): 'pangolin' | 'traefik';
+  mode(): 'pangolin' | 'traefik' | 'none';
   /** Pangolin: the last good body; Traefik: the last router list. */
   upstream(): unknown;
   middleware(id: string): Middleware | undefined;

@@ -29,5 +29,20 @@ export const resourceErrors = {
     validationError([
       { path: '/sni_rule', message: `is required: resource ${id} has no host to build HostSNI(\`<host>\`) from` },
     ]),
+  notLocal: (id: string) =>
+    new AppError(
+      409,
+      'not_local',
+      `resource ${id} is discovered, not local: edit it through its sub-routes (middlewares, service, config)`,
+    ),
+  alreadyExists: (id: string) => errors.alreadyExists(`resource ${id} already exists`),
+  serviceTaken: (serviceId: string) =>
+    errors.alreadyExists(
+      `service ${serviceId} exists and was not created for this resource: reference it with service_id instead of servers`,
+    ),
+  localNeedsService: (id: string) =>
+    errors.conflict(
+      `resource ${id} is local: its router needs a service; assign another one (POST /service) or PUT the resource`,
+    ),
   mtlsUnavailable: (reason: string) => errors.conflict(`mTLS cannot be enabled for a resource: ${reason}`),
 };

@@ -8,6 +8,8 @@ import type { FastifyInstance } from 'fastify';
 import type { GroupOptions } from '../../core/types.ts';
 import type { ResourceRecord } from '../../model/upstream-routers.ts';
 import { fileConfigProblems } from './config-rules.ts';
+import { localFileProblems } from './local.ts';
+import { LocalWrites } from './local-writes.ts';
 import type { EffectiveInputs } from './effective.ts';
 import { mtlsUnavailableReason } from './mtls.ts';
 import { DiscoveryPoller, toOutcome } from './poller.ts';
@@ -62,7 +64,7 @@ async function resources(app: FastifyInstance, _options: GroupOptions): Promise<
     await app.store.collection<ResourceFileData>({
       name: 'resources',
       schema: ResourceFile,
-      check: (_id, data) => fileConfigProblems(data.config),
+      check: (_id, data) => [...fileConfigProblems(data.config), ...localFileProblems(data)],
     }),
   );
   const sources = app.datasources;
@@ -127,15 +129,26 @@ async function resources(app: FastifyInstance, _options: GroupOptions): Promise<
     get: (id: string) => jsonSafe(service.get(id)) as ResourceJson | undefined,
   } satisfies ResourcesView);
 
-  await app.register(resourceRoutes, { service });
+  const local = new LocalWrites({
+    repository,
+    resources: service,
+    services: app.services,
+    middlewareExists: (id) => app.middlewares.has(id),
+    log: app.log.child({ component: 'resources' }),
+  });
+  await app.register(resourceRoutes, { service, local });
 }
 
 /** Inputs of effective.ts from the other groups (services and middlewares as their APIs show them). */
 function effectiveInputs(app: FastifyInstance, sync: DiscoverySync): EffectiveInputs {
-  const mode = () => app.datasources.active()?.source.type ?? app.upstream.current()?.mode ?? 'pangolin';
+  const mode = () => {
+    const chosen = app.datasources.mode();
+    return app.datasources.active() || chosen === 'none' ? chosen : (app.upstream.current()?.mode ?? 'pangolin');
+  };
   return {
     mode,
     upstream: () => {
+      if (mode() === 'none') return null;
       if (mode() === 'traefik') return sync.traefikRouters();
       const snapshot = app.upstream.current();
       return snapshot?.mode === 'pangolin' ? snapshot.body : null;

@@ -8,6 +8,7 @@ import { hostsOf, type Priority, type ResourceRecord } from '../../model/upstrea
 import { defaultResourceConfig, type ResourceConfig, type ResourceTls } from '../../model/types.ts';
 import type { ConfigFileData } from '../../model/resource-config.ts';
 import type { ResourceFileData } from './schemas.ts';
+import { localFromFile, localToFile } from './local.ts';
 
 /** Fields refreshed by every sync; hand edits of these are ignored (API.md §3.3). */
 export const DISCOVERED_KEYS = [
@@ -24,6 +25,7 @@ export const DISCOVERED_KEYS = [
   'priority',
   'upstream_service',
   'upstream_middlewares',
+  'path_prefix',
 ] as const;
 export type DiscoveredPart = Pick<ResourceRecord, (typeof DISCOVERED_KEYS)[number]>;
 export type Overrides = Pick<ResourceRecord, 'middlewares' | 'external_middlewares' | 'service_id' | 'config'>;
@@ -73,6 +75,15 @@ function tlsFromFile(tls: ResourceFileData['tls']): ResourceTls | null {
  * for files added by hand; a file with overrides only is a disabled resource without a router yet.
  */
 export function discoveredFromFile(id: string, data: ResourceFileData): DiscoveredPart {
+  // an own resource: the file is its definition (API.md §4.24)
+  if (data.source === 'local')
+    return {
+      ...localFromFile(id, data),
+      name: data.name ?? id,
+      source: 'local',
+      tls: tlsFromFile(data.tls),
+      priority: priorityFromFile(data.priority),
+    };
   const rule = data.rule ?? '';
   const hosts = data.hosts ?? hostsOf(rule);
   return {
@@ -151,7 +162,8 @@ export function discoveredOf(record: ResourceRecord): DiscoveredPart {
 
 /** What a record's file holds: every field, unsafe priorities as digit strings. */
 export function toFile(record: ResourceRecord): ResourceFileData {
-  const { id: _id, priority, ...rest } = record;
+  if (record.source === 'local') return localToFile(record, priorityToFile(record.priority));
+  const { id: _id, priority, path_prefix: _prefix, ...rest } = record;
   return { ...rest, priority: priorityToFile(priority) } as ResourceFileData;
 }
 

@@ -155,6 +155,35 @@ export class ResourceRepository {
     return stored!;
   }
 
+  /** Creates an own resource's file (API.md §4.24); 409 already_exists when the id is taken. */
+  async createLocal(record: ResourceRecord): Promise<StoredObject<ResourceFileData>> {
+    const stored = await this.collection.create(record.id, toFile(record));
+    this.discovered.set(record.id, discoveredFromFile(record.id, stored.data));
+    this.changed();
+    return stored;
+  }
+
+  /**
+   * Replaces an own resource's whole file under the collection lock: `build` gets the record of the
+   * freshest file and returns the new one (it throws to refuse, e.g. a discovered resource).
+   */
+  async replaceLocal(
+    id: string,
+    build: (record: ResourceRecord) => ResourceRecord,
+    ifMatch?: string,
+  ): Promise<StoredObject<ResourceFileData>> {
+    if (!this.collection.has(id)) throw resourceErrors.notFound(id);
+    const stored = await this.collection.update(id, (fresh) => {
+      if (!fresh) throw ifMatch === undefined ? resourceErrors.notFound(id) : versionConflict(id);
+      const part = this.discovered.get(id) ?? discoveredFromFile(id, fresh.data);
+      if (!ifMatchAccepts(ifMatch, this.etagOf(fresh, part))) throw versionConflict(id);
+      return toFile(build(compose(id, part, overridesFromFile(fresh.data))));
+    });
+    this.discovered.set(id, discoveredFromFile(id, stored!.data));
+    this.changed();
+    return stored!;
+  }
+
   /** Deletes the file after `guard` accepted the current record (it throws to refuse). */
   async delete(id: string, guard: (record: ResourceRecord) => void, ifMatch?: string): Promise<void> {
     const record = this.record(id);
@@ -250,6 +279,8 @@ export class ResourceRepository {
   private takeIn(id: string, stored: StoredObject<ResourceFileData>, source: ChangeSource): void {
     const known = this.discovered.get(id);
     const fromFile = discoveredFromFile(id, stored.data);
+    // an own resource's file is its definition, whoever wrote it (API.md §4.24): always taken
+    if (fromFile.source === 'local' || known?.source === 'local') return void this.discovered.set(id, fromFile);
     // a file added by hand, from the cluster or by our own create brings its discovered part
     if (!known) return void this.discovered.set(id, fromFile);
     // our own writes (API: composed from the trusted part; a sync: trusted before it writes)

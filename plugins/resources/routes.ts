@@ -10,18 +10,21 @@ import {
   assignSchema,
   bulkSchema,
   configSchema,
+  createSchema,
   deleteSchema,
   externalDeleteSchema,
   externalListSchema,
   externalUpsertSchema,
   getSchema,
   listSchema,
+  replaceSchema,
   serviceAssignSchema,
   serviceGetSchema,
   serviceRemoveSchema,
   unassignSchema,
 } from './schemas.ts';
 import type { ResourceService } from './service.ts';
+import type { LocalWrites } from './local-writes.ts';
 import type { ResourceView } from './views.ts';
 
 const auth = { auth: 'config' as const };
@@ -30,7 +33,7 @@ const sendOne = (reply: FastifyReply, view: ResourceView) => reply.header('etag'
 /** The routes; `service` holds the logic. */
 export async function resourceRoutes(
   parent: FastifyInstance,
-  { service }: { service: ResourceService },
+  { service, local }: { service: ResourceService; local: LocalWrites },
 ): Promise<void> {
   const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
   installCodecs(scope);
@@ -48,8 +51,19 @@ export async function resourceRoutes(
     return sendOne(reply, view);
   });
 
+  // ---- own resources (API.md §4.24) ----
+  scope.post('/api/resources', { config: auth, schema: createSchema }, async (request, reply) => {
+    const view = await local.create(request.body);
+    reply.header('location', `/api/resources/${view.id}`);
+    return sendOne(reply.code(201), view);
+  });
+
+  scope.put(base, { config: auth, schema: replaceSchema }, async (request, reply) =>
+    sendOne(reply, await local.replace(request.params.id, request.body, ifMatchOf(request))),
+  );
+
   scope.delete(base, { config: auth, schema: deleteSchema }, async (request, reply) => {
-    await service.remove(request.params.id, ifMatchOf(request));
+    await local.remove(request.params.id, ifMatchOf(request));
     return reply.code(204).send();
   });
 

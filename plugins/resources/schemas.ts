@@ -2,10 +2,12 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Service } from '../services/schemas.ts';
 import { ErrorResponses, IdParams, NoBody, Paging, Slug } from '../../model/schemas.ts';
-import { CONFIG_SCHEMAS, ConfigFile, Nullable, type ConfigKind } from '../../model/resource-config.ts';
+import { CONFIG_SCHEMAS, ConfigFile, Nullable, TlsDomainSchema, type ConfigKind } from '../../model/resource-config.ts';
 import { LiveState, ResourceLiveSchema } from '../../model/live/schemas.ts';
 
-const SourceKind = Type.Union([Type.Literal('pangolin'), Type.Literal('traefik')]);
+const SourceKind = Type.Union([Type.Literal('pangolin'), Type.Literal('traefik'), Type.Literal('local')], {
+  description: 'pangolin or traefik: discovered from that kind of data source; local: our own (API.md §4.24)',
+});
 const Status = Type.Union([Type.Literal('active'), Type.Literal('disabled')]);
 export const EXTERNAL_NAME_PATTERN = '^[A-Za-z0-9._-]+(@[A-Za-z0-9._-]+){0,1}$';
 const PROVIDER_PATTERN = '^[A-Za-z0-9._-]+$';
@@ -22,6 +24,11 @@ const StoredTls = Type.Object({
   domains: Nullable(Type.Array(Type.Object({ main: Type.String(), sans: Type.Optional(Type.Array(Type.String())) }))),
   options: Nullable(Type.String()),
 });
+
+/** A `PathPrefix` value: starts with `/`, no blanks, quotes or backticks. */
+const PathPrefix = Type.String({ pattern: '^/[^\\s`"]*$', maxLength: 1024 });
+// host names of Host() matchers: DNS names, no wildcard (Traefik's Host() matches one name exactly)
+const HOST_PATTERN = '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$';
 
 /**
  * Content of `data/resources/<id>.yaml` (without id and timestamps). Discovered fields are optional
@@ -57,6 +64,7 @@ export const ResourceFile = Type.Object(
     ),
     service_id: Type.Optional(Nullable(Slug)),
     config: Type.Optional(ConfigFile),
+    path_prefix: Type.Optional(Nullable(PathPrefix)),
   },
   { additionalProperties: false },
 );
@@ -100,6 +108,55 @@ export type ExternalBodyType = Static<typeof ExternalBody>;
 
 export const ServiceBody = Type.Object({ service_id: Slug }, { additionalProperties: false });
 
+/** POST /api/resources and PUT /api/resources/:id: an own resource (API.md §4.24). */
+export const LocalResourceBody = Type.Object(
+  {
+    id: Type.Optional(Slug),
+    name: Type.String({ minLength: 1, maxLength: 200, description: '1–100 characters after trimming' }),
+    hosts: Type.Optional(
+      Type.Array(Type.String({ pattern: HOST_PATTERN, maxLength: 253 }), {
+        minItems: 1,
+        maxItems: 20,
+        description: 'rule = Host(`a`) || Host(`b`) …; give hosts or rule',
+      }),
+    ),
+    rule: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 4096, description: 'a Traefik rule; give hosts or rule' }),
+    ),
+    path_prefix: Type.Optional(Nullable(PathPrefix)),
+    entrypoints: Type.Optional(
+      Type.Array(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$' }), {
+        minItems: 1,
+        maxItems: 20,
+        description: 'default ["websecure"]',
+      }),
+    ),
+    service_id: Type.Optional(Slug),
+    servers: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), {
+        minItems: 1,
+        maxItems: 100,
+        description: 'server URLs: creates (or, on PUT, replaces) the loadBalancer service <id>-service',
+      }),
+    ),
+    tls: Type.Optional(
+      Nullable(
+        Type.Object(
+          {
+            cert_resolver: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 256 }))),
+            domains: Type.Optional(Nullable(Type.Array(TlsDomainSchema, { maxItems: 100 }))),
+          },
+          { additionalProperties: false },
+        ),
+      ),
+    ),
+    priority: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }))),
+    middlewares: Type.Optional(Type.Array(AssignBody, { maxItems: 100 })),
+  },
+  { additionalProperties: false },
+);
+export type LocalResourceBodyType = Static<typeof LocalResourceBody>;
+
 // ---- responses ----
 
 const Assigned = Type.Object({ id: Type.String(), priority: Type.Integer() });
@@ -129,6 +186,7 @@ export const Resource = Type.Object({
   external_middlewares: Type.Array(External),
   service_id: Nullable(Type.String()),
   config: Type.Object({ ...CONFIG_SCHEMAS }, { description: 'every key present with its defaults' }),
+  path_prefix: Nullable(Type.String({ description: 'local resources built from hosts: the PathPrefix of the rule' })),
   effective_middlewares: Type.Array(Type.String()),
   effective_service: Type.String(),
   emitted: Type.Boolean(),
@@ -170,9 +228,22 @@ export const getSchema = {
   params: IdParams,
   response: { 200: Resource, 304: Empty, ...ErrorResponses },
 };
+export const createSchema = {
+  tags,
+  summary: 'Create an own resource (source local)',
+  body: LocalResourceBody,
+  response: { 201: Resource, ...ErrorResponses },
+};
+export const replaceSchema = {
+  tags,
+  summary: 'Replace an own resource (source local)',
+  params: IdParams,
+  body: LocalResourceBody,
+  response: one,
+};
 export const deleteSchema = {
   tags,
-  summary: 'Delete a disabled resource',
+  summary: 'Delete a disabled or local resource',
   params: IdParams,
   response: { 204: Empty, ...ErrorResponses },
 };

@@ -8,6 +8,7 @@ import type { ServiceView } from '../services/schemas.ts';
 import { canonicalConfig, checkConfig, type ConfigContext } from './config-rules.ts';
 import type { ConfigBody, ConfigKind } from '../../model/resource-config.ts';
 import { outcomesFor, type EffectiveInputs } from './effective.ts';
+import { overlapWarnings } from './local.ts';
 import { resourceErrors } from './errors.ts';
 import { assignmentPriority, sortAssigned, sortExternal, type Overrides } from './record.ts';
 import type { ResourceRepository } from './repository.ts';
@@ -70,12 +71,12 @@ export class ResourceService {
     return found;
   }
 
-  /** DELETE: only disabled resources; the file (and with it every assignment) goes. */
+  /** DELETE: disabled or local resources; the file (and with it every assignment) goes. */
   async remove(id: string, ifMatch?: string): Promise<void> {
     await this.deps.repository.delete(
       id,
       (record) => {
-        if (record.status === 'active') throw resourceErrors.stillActive(id);
+        if (record.status === 'active' && record.source !== 'local') throw resourceErrors.stillActive(id);
       },
       ifMatch,
     );
@@ -162,6 +163,8 @@ export class ResourceService {
   async removeService(id: string, ifMatch?: string): Promise<void> {
     await this.write(id, ifMatch, (record) => {
       if (record.service_id === null) throw resourceErrors.noService(id);
+      // a local router has no upstream service to go back to
+      if (record.source === 'local') throw resourceErrors.localNeedsService(id);
       return { service_id: null };
     });
   }
@@ -235,15 +238,18 @@ export class ResourceService {
   private views(records: ResourceRecord[]): ResourceView[] {
     const outcomes = outcomesFor(this.deps.effective, records);
     const { repository } = this.deps;
-    return records.map((record) =>
-      viewOf(
+    const all = records.some((r) => r.source === 'local') ? repository.records() : [];
+    return records.map((record) => {
+      const outcome = outcomes.get(record.id);
+      const overlaps = overlapWarnings(record, all);
+      return viewOf(
         record,
         repository.stored(record.id)!,
         repository.etag(record.id)!,
-        outcomes.get(record.id),
+        outcome && overlaps.length > 0 ? { ...outcome, warnings: [...outcome.warnings, ...overlaps] } : outcome,
         this.deps.live(record.id),
-      ),
-    );
+      );
+    });
   }
 }
 

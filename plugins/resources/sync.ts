@@ -239,7 +239,8 @@ export class DiscoverySync {
     if (mode === 'pangolin') return (key) => splitKey(key).name.includes('_');
     const records = this.deps.repository.records();
     const matcher = ownObjectMatcher(records.map((r) => r.id));
-    const upstreamKeys = new Set(records.map((r) => r.router));
+    // an own resource's router `<id>@http` is ours, whatever its record says
+    const upstreamKeys = new Set(records.filter((r) => r.source !== 'local').map((r) => r.router));
     return (key) => !upstreamKeys.has(key) && matcher(key);
   }
 

@@ -10,6 +10,7 @@ import type { ResourceLive } from '../../model/live/types.ts';
 export interface ResourceView extends Omit<ResourceRecord, 'priority' | 'config'> {
   priority: Priority;
   config: ResourceConfig;
+  path_prefix: string | null;
   effective_middlewares: string[];
   effective_service: string;
   emitted: boolean;
@@ -31,6 +32,7 @@ export function viewOf(
 ): ResourceView {
   return {
     ...record,
+    path_prefix: record.path_prefix ?? null,
     effective_middlewares: outcome?.effective_middlewares ?? [],
     effective_service: outcome?.effective_service ?? record.upstream_service,
     emitted: outcome?.emitted ?? false,

@@ -44,8 +44,13 @@ async function liveStatus(app: FastifyInstance): Promise<void> {
           const source = app.datasources.source(view.name);
           return source ? [{ name: view.name, source }] : [];
         }),
-    resources: () => app.resources.list(),
-    mode: () => app.datasources.active()?.source.type ?? 'pangolin',
+    // mode none: discovered resources are not emitted and no Traefik runs them; they stay unknown
+    resources: () =>
+      app.datasources.mode() === 'none'
+        ? app.resources.list().filter((r) => r.source === 'local')
+        : app.resources.list(),
+    // mode none emits `<id>` routers only, like Traefik mode: the checker names them the same way
+    mode: () => (app.datasources.mode() === 'pangolin' ? 'pangolin' : 'traefik'),
     versionSet: app.config.proxy.traefik_version !== '',
     versionSetting: app.config.proxy.traefik_version,
     declaredPlugins: () => {
