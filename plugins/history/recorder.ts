@@ -68,6 +68,10 @@ export interface HistoryStatus {
   last_commit_at: string | null;
   /** ms from the first change of the last batch to its commit. */
   last_batch_ms: number | null;
+  /** ms the last batch's commit work took (read, redact, fast-import): git's share of a batch. */
+  last_commit_ms: number | null;
+  /** Files in the last batch's commits. */
+  last_batch_files: number | null;
   last_error: { at: string; message: string } | null;
   remote: {
     url: string;
@@ -117,6 +121,8 @@ export class Recorder {
   private lastError: { at: string; message: string } | null = null;
   private lastCommitAt: string | null = null;
   private lastBatchMs: number | null = null;
+  private lastCommitMs: number | null = null;
+  private lastBatchFiles: number | null = null;
   private pushTimer: NodeJS.Timeout | null = null;
   private pushing: Promise<void> | null = null;
   private pushAgain = false;
@@ -315,6 +321,7 @@ export class Recorder {
   /** Reads, redacts and commits the groups' files: one fast-import run, one commit per group with changes. */
   private async commit(groups: Group[]): Promise<void> {
     const started = Math.min(...groups.map((g) => g.since));
+    const working = performance.now();
     const next = new Map(this.files);
     const commits: { group: Group; changes: { path: string; bytes: Buffer | null }[] }[] = [];
     for (const group of groups) {
@@ -361,6 +368,8 @@ export class Recorder {
     this.commits += commits.length;
     this.lastCommitAt = this.now().toISOString();
     this.lastBatchMs = Date.now() - started;
+    this.lastCommitMs = Math.round(performance.now() - working);
+    this.lastBatchFiles = commits.reduce((sum, c) => sum + c.changes.length, 0);
     if (this.commits > this.options.maxCommits) await this.squash();
     this.schedulePush();
   }
@@ -514,6 +523,8 @@ export class Recorder {
       pending,
       last_commit_at: this.lastCommitAt,
       last_batch_ms: this.lastBatchMs,
+      last_commit_ms: this.lastCommitMs,
+      last_batch_files: this.lastBatchFiles,
       last_error: this.lastError,
       remote: this.options.remote
         ? {

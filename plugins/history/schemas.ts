@@ -124,6 +124,10 @@ export const HistoryStatus = Type.Object(
     pending: Type.Optional(Type.Integer({ description: 'files noted and not committed yet' })),
     last_commit_at: Type.Optional(Nullable(Type.String())),
     last_batch_ms: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+    last_commit_ms: Type.Optional(
+      Type.Union([Type.Integer(), Type.Null()], { description: "git's share of the last batch: read, redact, commit" }),
+    ),
+    last_batch_files: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
     last_error: Type.Optional(Failure),
     remote: Type.Optional(
       Type.Union([
