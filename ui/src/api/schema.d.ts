@@ -3384,7 +3384,7 @@ export interface paths {
                 };
             };
         };
-        /** Switch the active data source (a sync starts at once) */
+        /** Switch the active data source (a sync starts at once); name none: mode none, 204 */
         put: {
             parameters: {
                 query?: never;
@@ -3395,7 +3395,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description slug id (API.md §2.8) */
+                        /** @description a source name, or none: data source mode none (own objects only) */
                         name: string;
                     };
                 };
@@ -3434,6 +3434,13 @@ export interface paths {
                             url: string;
                         };
                     };
+                };
+                /** @description no body */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description Default Response */
                 400: {
@@ -12770,7 +12777,7 @@ export interface paths {
                                 message: string;
                                 path: string;
                             }[];
-                            mode: "pangolin" | "traefik";
+                            mode: "pangolin" | "traefik" | "none";
                             schema_warnings: {
                                 message: string;
                                 path: string;
@@ -14567,7 +14574,8 @@ export interface paths {
                     page_size?: number;
                     /** @description case-insensitive substring of id, name or host */
                     q?: string;
-                    source?: "pangolin" | "traefik";
+                    /** @description pangolin or traefik: discovered from that kind of data source; local: our own (API.md §4.24) */
+                    source?: "pangolin" | "traefik" | "local";
                     status?: "active" | "disabled" | "all";
                 };
                 header?: never;
@@ -14674,13 +14682,16 @@ export interface paths {
                             missing_since: string | null;
                             /** @description upstream router key without @provider */
                             name: string;
+                            /** @description local resources built from hosts: the PathPrefix of the rule */
+                            path_prefix: string | null;
                             /** @description upstream priority, exact: may exceed 2^53−1 (written digit for digit) */
                             priority: number | null;
                             /** @description full key, e.g. 1-app-router@http */
                             router: string;
                             rule: string;
                             service_id: string | null;
-                            source: "pangolin" | "traefik";
+                            /** @description pangolin or traefik: discovered from that kind of data source; local: our own (API.md §4.24) */
+                            source: "pangolin" | "traefik" | "local";
                             status: "active" | "disabled";
                             tls: {
                                 cert_resolver: string | null;
@@ -14808,7 +14819,284 @@ export interface paths {
             };
         };
         put?: never;
-        post?: never;
+        /** Create an own resource (source local) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description default ["websecure"] */
+                        entrypoints?: string[];
+                        /** @description rule = Host(`a`) || Host(`b`) …; give hosts or rule */
+                        hosts?: string[];
+                        /** @description slug id (API.md §2.8) */
+                        id?: string;
+                        middlewares?: {
+                            /** @description slug id (API.md §2.8) */
+                            middleware_id: string;
+                            /** @description 1–10000, higher runs first; 0 or absent = 100 */
+                            priority?: number | null;
+                        }[];
+                        /** @description 1–100 characters after trimming */
+                        name: string;
+                        path_prefix?: string | null;
+                        priority?: number | null;
+                        /** @description a Traefik rule; give hosts or rule */
+                        rule?: string;
+                        /** @description server URLs: creates (or, on PUT, replaces) the loadBalancer service <id>-service */
+                        servers?: string[];
+                        /** @description slug id (API.md §2.8) */
+                        service_id?: string;
+                        tls?: {
+                            cert_resolver?: string | null;
+                            domains?: {
+                                main: string;
+                                sans?: string[];
+                            }[] | null;
+                        } | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description every key present with its defaults */
+                            config: {
+                                /** @description header name → value; "" removes that header */
+                                headers: {
+                                    request?: {
+                                        [key: string]: string;
+                                    } | null;
+                                    response?: {
+                                        [key: string]: string;
+                                    } | null;
+                                };
+                                /** @description router entryPoints; [] or null inherits */
+                                http: {
+                                    entrypoints?: string[] | null;
+                                };
+                                mtls: {
+                                    enabled?: boolean | null;
+                                };
+                                /** @description null fields take the global mtlswhitelist settings */
+                                mtlswhitelist: {
+                                    external_data?: {
+                                        [key: string]: unknown;
+                                    } | null;
+                                    refresh_interval?: (never | null) | (string | number);
+                                    reject_code?: number | null;
+                                    reject_message?: string | null;
+                                    request_headers?: {
+                                        [key: string]: string;
+                                    } | null;
+                                    rules?: ({
+                                        type: "ipRange" | "header" | "allOf" | "anyOf" | "noneOf";
+                                    } & {
+                                        [key: string]: unknown;
+                                    })[] | null;
+                                };
+                                priority: {
+                                    priority?: number | null;
+                                };
+                                tcp: {
+                                    enabled?: boolean | null;
+                                    entrypoints?: string[] | null;
+                                    /** @description slug id (API.md §2.8) */
+                                    service_id?: string | null;
+                                    sni_rule?: string | null;
+                                };
+                                tls: {
+                                    cert_resolver?: string | null;
+                                    domains?: {
+                                        main: string;
+                                        sans?: string[];
+                                    }[] | null;
+                                    options?: string | null;
+                                };
+                            };
+                            created_at: string;
+                            effective_middlewares: string[];
+                            effective_service: string;
+                            emitted: boolean;
+                            entrypoints: string[];
+                            etag: string;
+                            external_middlewares: {
+                                name: string;
+                                priority: number;
+                                provider: string | null;
+                            }[];
+                            host: string | null;
+                            hosts: string[];
+                            id: string;
+                            /** @description what the Traefik instances run for this resource (§4.19); state: the worst instance state */
+                            live: {
+                                checked_at: string | null;
+                                instances: {
+                                    /** @description Traefik's error texts, verbatim */
+                                    errors: string[];
+                                    /** @description the traefik data source */
+                                    source: string;
+                                    /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                    state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                                    traefik_version: string | null;
+                                }[];
+                                /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                            };
+                            /** @description priority desc, then id */
+                            middlewares: {
+                                id: string;
+                                priority: number;
+                            }[];
+                            missing_since: string | null;
+                            /** @description upstream router key without @provider */
+                            name: string;
+                            /** @description local resources built from hosts: the PathPrefix of the rule */
+                            path_prefix: string | null;
+                            /** @description upstream priority, exact: may exceed 2^53−1 (written digit for digit) */
+                            priority: number | null;
+                            /** @description full key, e.g. 1-app-router@http */
+                            router: string;
+                            rule: string;
+                            service_id: string | null;
+                            /** @description pangolin or traefik: discovered from that kind of data source; local: our own (API.md §4.24) */
+                            source: "pangolin" | "traefik" | "local";
+                            status: "active" | "disabled";
+                            tls: {
+                                cert_resolver: string | null;
+                                domains: {
+                                    main: string;
+                                    sans?: string[];
+                                }[] | null;
+                                options: string | null;
+                            } | null;
+                            updated_at: string;
+                            upstream_middlewares: string[];
+                            upstream_service: string;
+                            warnings: string[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -14933,13 +15221,16 @@ export interface paths {
                             missing_since: string | null;
                             /** @description upstream router key without @provider */
                             name: string;
+                            /** @description local resources built from hosts: the PathPrefix of the rule */
+                            path_prefix: string | null;
                             /** @description upstream priority, exact: may exceed 2^53−1 (written digit for digit) */
                             priority: number | null;
                             /** @description full key, e.g. 1-app-router@http */
                             router: string;
                             rule: string;
                             service_id: string | null;
-                            source: "pangolin" | "traefik";
+                            /** @description pangolin or traefik: discovered from that kind of data source; local: our own (API.md §4.24) */
+                            source: "pangolin" | "traefik" | "local";
                             status: "active" | "disabled";
                             tls: {
                                 cert_resolver: string | null;
@@ -15073,9 +15364,289 @@ export interface paths {
                 };
             };
         };
-        put?: never;
+        /** Replace an own resource (source local) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description slug id (API.md §2.8) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description default ["websecure"] */
+                        entrypoints?: string[];
+                        /** @description rule = Host(`a`) || Host(`b`) …; give hosts or rule */
+                        hosts?: string[];
+                        /** @description slug id (API.md §2.8) */
+                        id?: string;
+                        middlewares?: {
+                            /** @description slug id (API.md §2.8) */
+                            middleware_id: string;
+                            /** @description 1–10000, higher runs first; 0 or absent = 100 */
+                            priority?: number | null;
+                        }[];
+                        /** @description 1–100 characters after trimming */
+                        name: string;
+                        path_prefix?: string | null;
+                        priority?: number | null;
+                        /** @description a Traefik rule; give hosts or rule */
+                        rule?: string;
+                        /** @description server URLs: creates (or, on PUT, replaces) the loadBalancer service <id>-service */
+                        servers?: string[];
+                        /** @description slug id (API.md §2.8) */
+                        service_id?: string;
+                        tls?: {
+                            cert_resolver?: string | null;
+                            domains?: {
+                                main: string;
+                                sans?: string[];
+                            }[] | null;
+                        } | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description every key present with its defaults */
+                            config: {
+                                /** @description header name → value; "" removes that header */
+                                headers: {
+                                    request?: {
+                                        [key: string]: string;
+                                    } | null;
+                                    response?: {
+                                        [key: string]: string;
+                                    } | null;
+                                };
+                                /** @description router entryPoints; [] or null inherits */
+                                http: {
+                                    entrypoints?: string[] | null;
+                                };
+                                mtls: {
+                                    enabled?: boolean | null;
+                                };
+                                /** @description null fields take the global mtlswhitelist settings */
+                                mtlswhitelist: {
+                                    external_data?: {
+                                        [key: string]: unknown;
+                                    } | null;
+                                    refresh_interval?: (never | null) | (string | number);
+                                    reject_code?: number | null;
+                                    reject_message?: string | null;
+                                    request_headers?: {
+                                        [key: string]: string;
+                                    } | null;
+                                    rules?: ({
+                                        type: "ipRange" | "header" | "allOf" | "anyOf" | "noneOf";
+                                    } & {
+                                        [key: string]: unknown;
+                                    })[] | null;
+                                };
+                                priority: {
+                                    priority?: number | null;
+                                };
+                                tcp: {
+                                    enabled?: boolean | null;
+                                    entrypoints?: string[] | null;
+                                    /** @description slug id (API.md §2.8) */
+                                    service_id?: string | null;
+                                    sni_rule?: string | null;
+                                };
+                                tls: {
+                                    cert_resolver?: string | null;
+                                    domains?: {
+                                        main: string;
+                                        sans?: string[];
+                                    }[] | null;
+                                    options?: string | null;
+                                };
+                            };
+                            created_at: string;
+                            effective_middlewares: string[];
+                            effective_service: string;
+                            emitted: boolean;
+                            entrypoints: string[];
+                            etag: string;
+                            external_middlewares: {
+                                name: string;
+                                priority: number;
+                                provider: string | null;
+                            }[];
+                            host: string | null;
+                            hosts: string[];
+                            id: string;
+                            /** @description what the Traefik instances run for this resource (§4.19); state: the worst instance state */
+                            live: {
+                                checked_at: string | null;
+                                instances: {
+                                    /** @description Traefik's error texts, verbatim */
+                                    errors: string[];
+                                    /** @description the traefik data source */
+                                    source: string;
+                                    /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                    state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                                    traefik_version: string | null;
+                                }[];
+                                /** @description worst first: disabled > missing > outdated > warning > live > unknown */
+                                state: "disabled" | "missing" | "outdated" | "warning" | "live" | "unknown";
+                            };
+                            /** @description priority desc, then id */
+                            middlewares: {
+                                id: string;
+                                priority: number;
+                            }[];
+                            missing_since: string | null;
+                            /** @description upstream router key without @provider */
+                            name: string;
+                            /** @description local resources built from hosts: the PathPrefix of the rule */
+                            path_prefix: string | null;
+                            /** @description upstream priority, exact: may exceed 2^53−1 (written digit for digit) */
+                            priority: number | null;
+                            /** @description full key, e.g. 1-app-router@http */
+                            router: string;
+                            rule: string;
+                            service_id: string | null;
+                            /** @description pangolin or traefik: discovered from that kind of data source; local: our own (API.md §4.24) */
+                            source: "pangolin" | "traefik" | "local";
+                            status: "active" | "disabled";
+                            tls: {
+                                cert_resolver: string | null;
+                                domains: {
+                                    main: string;
+                                    sans?: string[];
+                                }[] | null;
+                                options: string | null;
+                            } | null;
+                            updated_at: string;
+                            upstream_middlewares: string[];
+                            upstream_service: string;
+                            warnings: string[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
         post?: never;
-        /** Delete a disabled resource */
+        /** Delete a disabled or local resource */
         delete: {
             parameters: {
                 query?: never;
@@ -15341,13 +15912,16 @@ export interface paths {
                             missing_since: string | null;
                             /** @description upstream router key without @provider */
                             name: string;
+                            /** @description local resources built from hosts: the PathPrefix of the rule */
+                            path_prefix: string | null;
                             /** @description upstream priority, exact: may exceed 2^53−1 (written digit for digit) */
                             priority: number | null;
                             /** @description full key, e.g. 1-app-router@http */
                             router: string;
                             rule: string;
                             service_id: string | null;
-                            source: "pangolin" | "traefik";
+                            /** @description pangolin or traefik: discovered from that kind of data source; local: our own (API.md §4.24) */
+                            source: "pangolin" | "traefik" | "local";
                             status: "active" | "disabled";
                             tls: {
                                 cert_resolver: string | null;
@@ -15607,13 +16181,16 @@ export interface paths {
                             missing_since: string | null;
                             /** @description upstream router key without @provider */
                             name: string;
+                            /** @description local resources built from hosts: the PathPrefix of the rule */
+                            path_prefix: string | null;
                             /** @description upstream priority, exact: may exceed 2^53−1 (written digit for digit) */
                             priority: number | null;
                             /** @description full key, e.g. 1-app-router@http */
                             router: string;
                             rule: string;
                             service_id: string | null;
-                            source: "pangolin" | "traefik";
+                            /** @description pangolin or traefik: discovered from that kind of data source; local: our own (API.md §4.24) */
+                            source: "pangolin" | "traefik" | "local";
                             status: "active" | "disabled";
                             tls: {
                                 cert_resolver: string | null;
@@ -15872,13 +16449,16 @@ export interface paths {
                             missing_since: string | null;
                             /** @description upstream router key without @provider */
                             name: string;
+                            /** @description local resources built from hosts: the PathPrefix of the rule */
+                            path_prefix: string | null;
                             /** @description upstream priority, exact: may exceed 2^53−1 (written digit for digit) */
                             priority: number | null;
                             /** @description full key, e.g. 1-app-router@http */
                             router: string;
                             rule: string;
                             service_id: string | null;
-                            source: "pangolin" | "traefik";
+                            /** @description pangolin or traefik: discovered from that kind of data source; local: our own (API.md §4.24) */
+                            source: "pangolin" | "traefik" | "local";
                             status: "active" | "disabled";
                             tls: {
                                 cert_resolver: string | null;
@@ -16151,13 +16731,16 @@ export interface paths {
                             missing_since: string | null;
                             /** @description upstream router key without @provider */
                             name: string;
+                            /** @description local resources built from hosts: the PathPrefix of the rule */
+                            path_prefix: string | null;
                             /** @description upstream priority, exact: may exceed 2^53−1 (written digit for digit) */
                             priority: number | null;
                             /** @description full key, e.g. 1-app-router@http */
                             router: string;
                             rule: string;
                             service_id: string | null;
-                            source: "pangolin" | "traefik";
+                            /** @description pangolin or traefik: discovered from that kind of data source; local: our own (API.md §4.24) */
+                            source: "pangolin" | "traefik" | "local";
                             status: "active" | "disabled";
                             tls: {
                                 cert_resolver: string | null;
@@ -16416,13 +16999,16 @@ export interface paths {
                             missing_since: string | null;
                             /** @description upstream router key without @provider */
                             name: string;
+                            /** @description local resources built from hosts: the PathPrefix of the rule */
+                            path_prefix: string | null;
                             /** @description upstream priority, exact: may exceed 2^53−1 (written digit for digit) */
                             priority: number | null;
                             /** @description full key, e.g. 1-app-router@http */
                             router: string;
                             rule: string;
                             service_id: string | null;
-                            source: "pangolin" | "traefik";
+                            /** @description pangolin or traefik: discovered from that kind of data source; local: our own (API.md §4.24) */
+                            source: "pangolin" | "traefik" | "local";
                             status: "active" | "disabled";
                             tls: {
                                 cert_resolver: string | null;
@@ -16685,13 +17271,16 @@ export interface paths {
                             missing_since: string | null;
                             /** @description upstream router key without @provider */
                             name: string;
+                            /** @description local resources built from hosts: the PathPrefix of the rule */
+                            path_prefix: string | null;
                             /** @description upstream priority, exact: may exceed 2^53−1 (written digit for digit) */
                             priority: number | null;
                             /** @description full key, e.g. 1-app-router@http */
                             router: string;
                             rule: string;
                             service_id: string | null;
-                            source: "pangolin" | "traefik";
+                            /** @description pangolin or traefik: discovered from that kind of data source; local: our own (API.md §4.24) */
+                            source: "pangolin" | "traefik" | "local";
                             status: "active" | "disabled";
                             tls: {
                                 cert_resolver: string | null;
@@ -16955,13 +17544,16 @@ export interface paths {
                             missing_since: string | null;
                             /** @description upstream router key without @provider */
                             name: string;
+                            /** @description local resources built from hosts: the PathPrefix of the rule */
+                            path_prefix: string | null;
                             /** @description upstream priority, exact: may exceed 2^53−1 (written digit for digit) */
                             priority: number | null;
                             /** @description full key, e.g. 1-app-router@http */
                             router: string;
                             rule: string;
                             service_id: string | null;
-                            source: "pangolin" | "traefik";
+                            /** @description pangolin or traefik: discovered from that kind of data source; local: our own (API.md §4.24) */
+                            source: "pangolin" | "traefik" | "local";
                             status: "active" | "disabled";
                             tls: {
                                 cert_resolver: string | null;
@@ -17360,13 +17952,16 @@ export interface paths {
                             missing_since: string | null;
                             /** @description upstream router key without @provider */
                             name: string;
+                            /** @description local resources built from hosts: the PathPrefix of the rule */
+                            path_prefix: string | null;
                             /** @description upstream priority, exact: may exceed 2^53−1 (written digit for digit) */
                             priority: number | null;
                             /** @description full key, e.g. 1-app-router@http */
                             router: string;
                             rule: string;
                             service_id: string | null;
-                            source: "pangolin" | "traefik";
+                            /** @description pangolin or traefik: discovered from that kind of data source; local: our own (API.md §4.24) */
+                            source: "pangolin" | "traefik" | "local";
                             status: "active" | "disabled";
                             tls: {
                                 cert_resolver: string | null;
@@ -17774,13 +18369,16 @@ export interface paths {
                             missing_since: string | null;
                             /** @description upstream router key without @provider */
                             name: string;
+                            /** @description local resources built from hosts: the PathPrefix of the rule */
+                            path_prefix: string | null;
                             /** @description upstream priority, exact: may exceed 2^53−1 (written digit for digit) */
                             priority: number | null;
                             /** @description full key, e.g. 1-app-router@http */
                             router: string;
                             rule: string;
                             service_id: string | null;
-                            source: "pangolin" | "traefik";
+                            /** @description pangolin or traefik: discovered from that kind of data source; local: our own (API.md §4.24) */
+                            source: "pangolin" | "traefik" | "local";
                             status: "active" | "disabled";
                             tls: {
                                 cert_resolver: string | null;
@@ -18193,13 +18791,16 @@ export interface paths {
                             missing_since: string | null;
                             /** @description upstream router key without @provider */
                             name: string;
+                            /** @description local resources built from hosts: the PathPrefix of the rule */
+                            path_prefix: string | null;
                             /** @description upstream priority, exact: may exceed 2^53−1 (written digit for digit) */
                             priority: number | null;
                             /** @description full key, e.g. 1-app-router@http */
                             router: string;
                             rule: string;
                             service_id: string | null;
-                            source: "pangolin" | "traefik";
+                            /** @description pangolin or traefik: discovered from that kind of data source; local: our own (API.md §4.24) */
+                            source: "pangolin" | "traefik" | "local";
                             status: "active" | "disabled";
                             tls: {
                                 cert_resolver: string | null;
@@ -18615,13 +19216,16 @@ export interface paths {
                             missing_since: string | null;
                             /** @description upstream router key without @provider */
                             name: string;
+                            /** @description local resources built from hosts: the PathPrefix of the rule */
+                            path_prefix: string | null;
                             /** @description upstream priority, exact: may exceed 2^53−1 (written digit for digit) */
                             priority: number | null;
                             /** @description full key, e.g. 1-app-router@http */
                             router: string;
                             rule: string;
                             service_id: string | null;
-                            source: "pangolin" | "traefik";
+                            /** @description pangolin or traefik: discovered from that kind of data source; local: our own (API.md §4.24) */
+                            source: "pangolin" | "traefik" | "local";
                             status: "active" | "disabled";
                             tls: {
                                 cert_resolver: string | null;
