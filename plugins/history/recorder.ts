@@ -163,7 +163,10 @@ export class Recorder {
       const all = await this.walk();
       for (const relative of this.files.keys()) all.add(relative);
       const group = this.group({ author: 'gitops', source: 'file' });
-      for (const relative of all) group.paths.add(relative);
+      // paths noted since the start are committed by their own authors
+      const noted = new Set<string>();
+      for (const other of this.groups.values()) if (other !== group) for (const p of other.paths) noted.add(p);
+      for (const relative of all) if (!noted.has(relative)) group.paths.add(relative);
       // the state found on disk is committed before the changes noted while the repository opened
       const others = [...this.groups].filter(([, g]) => g !== group);
       this.groups.clear();

@@ -3,11 +3,12 @@
  * object and of a whole change (one new commit by `restore`, validated like hand edits: 422 and
  * nothing written when a file no longer validates), and writes that never depend on git.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'ava';
 import { parse } from 'yaml';
 import { waitFor } from '../helpers/wait.ts';
+import { tempDir } from '../helpers/build.ts';
 import { commits, hasGit, rateLimit, startHistory, type HistoryHarness } from './support.ts';
 
 if (!hasGit) console.warn('SKIP config history restore tests: git not installed (apt-get install git)');
@@ -189,3 +190,35 @@ gitTest(
     t.is((await h.call('GET', '/api/history')).status, 503);
   },
 );
+
+gitTest('writes are answered while git is blocked: the commit follows once git runs again', async (t) => {
+  // a git that waits for a gate file: while it is closed no git command can finish
+  const dir = await tempDir(t, 'sm-gate-');
+  const gate = path.join(dir, 'open');
+  const wrapper = path.join(dir, 'git');
+  await writeFile(wrapper, `#!/bin/sh\nwhile [ ! -e '${gate}' ]; do sleep 0.02; done\nexec git "$@"\n`);
+  await chmod(wrapper, 0o755);
+  const h = await startHistory(t, { history: { git_binary: wrapper } });
+  const writes = await Promise.all(
+    Array.from({ length: 10 }, (_, i) => h.call('POST', '/api/middlewares', { body: rateLimit(`Gated ${i}`) })),
+  );
+  t.true(writes.every((w) => w.status === 201));
+  t.is((await h.call('PUT', '/api/middlewares/gated-0', { body: rateLimit('Gated 0', 5) })).status, 200);
+  t.is((await h.call('DELETE', '/api/middlewares/gated-9')).status, 204);
+  const blocked = (await h.call('GET', '/api/history/status')).body;
+  t.is(blocked.head, null, 'nothing committed while git is blocked');
+  t.false(blocked.available);
+  await writeFile(gate, '');
+  const list = await waitFor(async () => {
+    const s = (await h.call('GET', '/api/history/status')).body;
+    return s.available && s.pending === 0 && s.head ? commits(h) : null;
+  }, 3000);
+  const files = new Set(list.flatMap((c: any) => c.files.map((f: any) => f.path)));
+  for (let i = 0; i < 9; i++) t.true(files.has(`middlewares/gated-${i}.yaml`));
+  t.false(files.has('middlewares/gated-9.yaml'), 'created and deleted before the first commit: never in history');
+  // noted while the repository opened: still committed as the token's writes, not as hand edits
+  const byToken = list
+    .filter((c: any) => c.author === 'ops-alice')
+    .flatMap((c: any) => c.files.map((f: any) => f.path));
+  t.true(byToken.includes('middlewares/gated-0.yaml'));
+});
