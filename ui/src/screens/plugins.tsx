@@ -8,6 +8,7 @@ import { canWrite, useSession } from '../lib/session';
 import { useLocation } from '../lib/router';
 import { VendorActions, VendoredInfo } from './plugins/vendor';
 import { EntryPoints } from './plugins/entrypoints';
+import { StaticSettings } from './plugins/static-settings';
 
 export default function Plugins() {
   const { session } = useSession();
@@ -20,6 +21,8 @@ export default function Plugins() {
   const [pathDraft, setPathDraft] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  // bumped when the compose file or plugins-local dir changes: the entry points list depends on them
+  const [filesChanged, setFilesChanged] = useState(0);
   // ?vendor=<key>: the Diagnosis' plugins_disabled finding links here, to the plugin to vendor
   const focus = useLocation().query.get('vendor');
   useEffect(() => {
@@ -73,6 +76,13 @@ export default function Plugins() {
             </div>
           </form>
         )}
+        <StaticSettings
+          writable={writable}
+          onSaved={() => {
+            setFilesChanged((n) => n + 1);
+            installed.reload();
+          }}
+        />
       </section>
       <h2>Installed</h2>
       <p class="muted small">
@@ -135,7 +145,7 @@ export default function Plugins() {
           ]}
         />
       )}
-      <EntryPoints writable={writable} opsOpen={session.opsOpen} opsClosed={!session.opsOpen && session.mode !== 'unknown'} />
+      <EntryPoints reloadKey={filesChanged} writable={writable} opsOpen={session.opsOpen} opsClosed={!session.opsOpen && session.mode !== 'unknown'} />
       <h2>Catalogue</h2>
       {!showCatalogue ? (
         <button type="button" onClick={() => setShowCatalogue(true)}>

@@ -33,13 +33,16 @@ export function EntryPoints({
   writable,
   opsOpen,
   opsClosed,
+  reloadKey = 0,
 }: {
   writable: boolean;
   opsOpen: boolean;
   opsClosed: boolean;
+  /** changes when the files the list depends on were set again (GET /api/static/settings) */
+  reloadKey?: number;
 }) {
   const operable = writable && !opsClosed;
-  const list = useAsync(() => unwrap(api.GET('/api/static/entrypoints')), []);
+  const list = useAsync(() => unwrap(api.GET('/api/static/entrypoints')), [reloadKey]);
   const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
