@@ -4286,8 +4286,11 @@ export interface paths {
                             commits?: number;
                             enabled: boolean;
                             head?: string | null;
+                            last_batch_files?: number | null;
                             last_batch_ms?: number | null;
                             last_commit_at?: string | null;
+                            /** @description git's share of the last batch: read, redact, commit */
+                            last_commit_ms?: number | null;
                             last_error?: {
                                 at: string;
                                 message: string;
