@@ -106,7 +106,7 @@ async function updateRoute(parent: FastifyInstance, { updates }: { updates: Upda
 }
 
 export { isDockerHttpError, type DockerClient } from './docker-client.ts';
-export type { ConfigureCreate, PlannedUnit, StackJobs, StackJobSpec, StackJobTools } from './types.ts';
+export type { ConfigureCreate, PlannedUnit, ServiceMatch, StackJobs, StackJobSpec, StackJobTools } from './types.ts';
 
 export default fp(containers, {
   name: 'container',

@@ -5,6 +5,8 @@
 import type { AppConfig } from '../../core/config/schema.ts';
 
 export const COMPOSE_PROJECT_LABEL = 'com.docker.compose.project';
+/** The compose service a container was created for (apply finds `traefik`/`gerbil` by it, API.md §4.20). */
+export const COMPOSE_SERVICE_LABEL = 'com.docker.compose.service';
 
 /** Docker reports names as `/name`; the API speaks of `name`. */
 export const plainName = (name: string): string => name.replace(/^\//, '');

@@ -5,10 +5,10 @@
  */
 import type Docker from 'dockerode';
 import type { JobContext, JobView, PlannedStep } from '../jobs/index.ts';
-import type { PlannedUnit } from './update/plan.ts';
+import type { PlannedUnit, ServiceMatch } from './update/plan.ts';
 import type { ConfigureCreate } from './update/run.ts';
 
-export type { ConfigureCreate, PlannedUnit };
+export type { ConfigureCreate, PlannedUnit, ServiceMatch };
 
 /** What a stack job's work gets besides its JobContext. */
 export interface StackJobTools {
@@ -39,6 +39,11 @@ export interface StackJobs {
   configured(): Promise<boolean>;
   /** The units of the named stack containers; 422 naming each unknown or non-stack entry (as an update). */
   plan(services: string[]): Promise<PlannedUnit[]>;
+  /**
+   * The stack container of each compose service: the one named like it, else the only one labelled
+   * `com.docker.compose.service=<service>`; otherwise why not (unknown, not in the stack, several).
+   */
+  matchServices(services: string[]): Promise<Map<string, ServiceMatch>>;
   /** The steps `recreate` reports for a unit, in order. */
   recreateSteps(unit: PlannedUnit): PlannedStep[];
   /** The steps `restart` reports for a container, in order. */

@@ -10,6 +10,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { PlannedUnit, StackJobs, StackJobTools } from '../container/index.ts';
 import { fetchTraefikList, type UpstreamSource } from '../datasource/index.ts';
 import type { JobView, PlannedStep } from '../jobs/index.ts';
+import { validationError } from '../../core/errors/app-error.ts';
 import { staticErrors } from './errors.ts';
 import { PortItemError, portBindings, sameBindings, withBindings, type PortBindings } from './gerbil-ports.ts';
 import type { StaticService } from './service.ts';
@@ -40,6 +41,8 @@ export interface ApplyOptions {
 
 interface Plan {
   services: ApplyService[];
+  /** Traefik's container: named traefik, or labelled com.docker.compose.service=traefik; null when none */
+  traefik: string | null;
   /** Traefik restarted on its own (it does not live in Gerbil's network namespace, or Gerbil is not applied) */
   restartTraefik: boolean;
   gerbil: { unit: PlannedUnit; bindings: PortBindings; file: string } | null;
@@ -61,24 +64,37 @@ export class StaticApply {
     if (services.includes(GERBIL) && !this.options.composePath()) throw staticErrors.noComposeFile();
 
     const ports = services.includes(GERBIL) ? await this.gerbilBindings() : null;
-    // 422 naming each missing or non-stack container; a unit alone has all its namespace dependants
-    const units = await jobs.plan([...services]);
-    const gerbilUnit = ports ? (await jobs.plan([GERBIL]))[0] : null;
+    // each service's container (by name, else by compose service label); 422 naming each one missing
+    const matches = await jobs.matchServices([...APPLY_SERVICES]);
+    const containerOf = (service: ApplyService) => {
+      const match = matches.get(service);
+      return match && 'name' in match ? match.name : null;
+    };
+    const details = services.flatMap((service, index) => {
+      const match = matches.get(service);
+      return match && 'problem' in match ? [{ path: `/services/${index}`, message: match.problem }] : [];
+    });
+    if (details.length > 0) throw validationError(details);
+    const traefik = containerOf(TRAEFIK);
+    // a unit alone has all its namespace dependants
+    const units = await jobs.plan(services.map((service) => containerOf(service)!));
+    const gerbilUnit = ports ? (await jobs.plan([containerOf(GERBIL)!]))[0] : null;
     // Pangolin's stack runs Traefik in Gerbil's network namespace: recreating Gerbil recreates it
-    const traefikFollowsGerbil = gerbilUnit?.dependants.includes(TRAEFIK) ?? false;
+    const traefikFollowsGerbil = traefik !== null && (gerbilUnit?.dependants.includes(traefik) ?? false);
     const restartTraefik = services.includes(TRAEFIK) && !traefikFollowsGerbil;
     const traefikStarts = restartTraefik || traefikFollowsGerbil;
     const plan: Plan = {
       services,
+      traefik,
       restartTraefik,
       gerbil: gerbilUnit && ports ? { unit: gerbilUnit, ...ports } : null,
       entryPoints: traefikStarts && this.options.staticPath() ? await this.options.entries.entryPointNames() : null,
     };
 
     const steps: PlannedStep[] = [];
-    if (plan.restartTraefik) steps.push(...jobs.restartSteps(TRAEFIK));
+    if (plan.restartTraefik) steps.push(...jobs.restartSteps(traefik!));
     if (plan.gerbil) steps.push(...jobs.recreateSteps(plan.gerbil.unit));
-    if (plan.entryPoints) steps.push({ service: TRAEFIK, step: 'entrypoints' });
+    if (plan.entryPoints) steps.push({ service: traefik ?? TRAEFIK, step: 'entrypoints' });
     const members = [
       ...new Set([...units, ...(gerbilUnit ? [gerbilUnit] : [])].flatMap((u) => [u.name, ...u.dependants])),
     ];
@@ -106,7 +122,7 @@ export class StaticApply {
   private async run(tools: StackJobTools, plan: Plan, healthTimeoutS: number): Promise<void> {
     const { ctx } = tools;
     ctx.log.info({ services: plan.services, restart_traefik: plan.restartTraefik }, 'static config apply started');
-    if (plan.restartTraefik) await tools.restart(TRAEFIK);
+    if (plan.restartTraefik) await tools.restart(plan.traefik!);
     if (plan.gerbil) {
       const { unit, bindings } = plan.gerbil;
       const old = await tools.inspect(unit.name);
@@ -117,13 +133,19 @@ export class StaticApply {
         await tools.recreate(unit, (create, previous) => withBindings(create, previous, bindings));
       }
     }
-    if (plan.entryPoints) await this.waitForEntryPoints(tools, plan.entryPoints, healthTimeoutS);
+    if (plan.entryPoints)
+      await this.waitForEntryPoints(tools, plan.traefik ?? TRAEFIK, plan.entryPoints, healthTimeoutS);
   }
 
   /** Polls each `traefik` data source's /api/entrypoints until it lists every entry point (bounded). */
-  private async waitForEntryPoints(tools: StackJobTools, expected: string[], timeoutS: number): Promise<void> {
+  private async waitForEntryPoints(
+    tools: StackJobTools,
+    container: string,
+    expected: string[],
+    timeoutS: number,
+  ): Promise<void> {
     const { ctx } = tools;
-    const step = ctx.step(TRAEFIK, 'entrypoints');
+    const step = ctx.step(container, 'entrypoints');
     const sources = this.options.traefikSources();
     if (sources.length === 0) {
       step.skip('skipped: no data source of type traefik, so Traefik API cannot be asked for its entry points');

@@ -104,25 +104,33 @@ export function bindingsOf(ports: string[]): Record<string, Array<{ HostIp: stri
   );
 }
 
+/** Container names and extra labels of the pair (compose's `<project>-<service>-1` with its labels). */
+export interface PairNames {
+  gerbil: string;
+  traefik: string;
+  labels?: { gerbil?: Record<string, string>; traefik?: Record<string, string> };
+}
+
 /**
  * Pangolin's pair: `gerbil` publishing `ports` (network none: the private dockerd has no bridge,
  * and Docker keeps PortBindings of a `none` container without opening anything), with a
  * healthcheck on the bind-mounted flag file; `traefik` in gerbil's network namespace unless
- * `traefikAlone`.
+ * `traefikAlone`. `names`: other container names and labels than `gerbil`/`traefik`.
  */
 export async function createPair(
   docker: Docker,
   harness: Pick<ApplyHarness, 'flagDir'>,
   ports: string[],
   traefikAlone = false,
+  names: PairNames = { gerbil: 'gerbil', traefik: 'traefik' },
 ): Promise<{ gerbil: Docker.ContainerInspectInfo; traefik: Docker.ContainerInspectInfo }> {
   for (const c of await docker.listContainers({ all: true })) await docker.getContainer(c.Id).remove({ force: true });
   const bindings = bindingsOf(ports);
   const gerbil = await docker.createContainer({
-    name: 'gerbil',
+    name: names.gerbil,
     Image: TEST_IMAGE,
     Cmd: ['sh', '-c', 'while true; do sleep 1; done'],
-    Labels: { 'com.example.role': 'gateway' },
+    Labels: { 'com.example.role': 'gateway', ...names.labels?.gerbil },
     ExposedPorts: Object.fromEntries(Object.keys(bindings).map((k) => [k, {}])),
     Healthcheck: {
       Test: ['CMD', 'test', '-e', '/flag/ok'],
@@ -140,10 +148,11 @@ export async function createPair(
   });
   await gerbil.start();
   const traefik = await docker.createContainer({
-    name: 'traefik',
+    name: names.traefik,
     Image: TEST_IMAGE,
     Cmd: ['sh', '-c', 'while true; do sleep 1; done'],
-    HostConfig: { NetworkMode: traefikAlone ? 'none' : 'container:gerbil', Init: true },
+    ...(names.labels?.traefik ? { Labels: names.labels.traefik } : {}),
+    HostConfig: { NetworkMode: traefikAlone ? 'none' : `container:${names.gerbil}`, Init: true },
   });
   await traefik.start();
   return { gerbil: await gerbil.inspect(), traefik: await traefik.inspect() };

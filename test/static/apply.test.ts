@@ -213,7 +213,12 @@ engineTest('a stack container that does not exist answers 422 naming it, and sta
   t.is(reply.statusCode, 422, reply.body);
   t.like(reply.json(), {
     id: 'validation_failed',
-    details: [{ path: '/services/0', message: 'no container named gerbil' }],
+    details: [
+      {
+        path: '/services/0',
+        message: 'no stack container named gerbil or labelled com.docker.compose.service=gerbil',
+      },
+    ],
   });
   t.deepEqual((await h.app.inject({ url: '/api/jobs' })).json(), []);
 });

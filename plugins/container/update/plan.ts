@@ -5,7 +5,7 @@
  */
 import type Docker from 'dockerode';
 import { validationError, type ErrorDetail } from '../../../core/errors/app-error.ts';
-import { plainName, type StackMembership } from '../stack.ts';
+import { COMPOSE_SERVICE_LABEL, plainName, type StackMembership } from '../stack.ts';
 import { nameOf } from '../views.ts';
 import { networkTargetOf } from './create-options.ts';
 import type { PlannedStep } from '../../jobs/index.ts';
@@ -47,6 +47,26 @@ export function planUpdate(
       .sort();
     return { name, dependants };
   });
+}
+
+/** A compose service's stack container (`name`), or why there is none (`problem`). */
+export type ServiceMatch = { name: string } | { problem: string };
+
+/**
+ * The stack container of a compose service: the one named like it, else the only stack container
+ * labelled `com.docker.compose.service=<service>` (compose names its containers `<project>-<service>-1`).
+ */
+export function matchService(summaries: Docker.ContainerInfo[], stack: StackMembership, service: string): ServiceMatch {
+  const inStack = summaries.filter((s) => stack.includes(nameOf(s), s.Labels));
+  if (inStack.some((s) => nameOf(s) === service)) return { name: service };
+  const labelled = inStack.filter((s) => s.Labels?.[COMPOSE_SERVICE_LABEL] === service).map(nameOf);
+  if (labelled.length === 1) return { name: labelled[0] };
+  if (labelled.length > 1)
+    return {
+      problem: `several stack containers are labelled ${COMPOSE_SERVICE_LABEL}=${service} (${labelled.sort().join(', ')}); keep one in the stack`,
+    };
+  if (summaries.some((s) => nameOf(s) === service)) return { problem: `container ${service} is not part of the stack` };
+  return { problem: `no stack container named ${service} or labelled ${COMPOSE_SERVICE_LABEL}=${service}` };
 }
 
 /** The steps of replacing a unit: each member's rename → health, then each one's cleanup (once the unit is healthy). */

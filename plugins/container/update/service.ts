@@ -9,7 +9,7 @@ import type { JobView } from '../../jobs/schemas.ts';
 import type { StackMembership } from '../stack.ts';
 import type { DockerClient } from '../docker-client.ts';
 import { UpdateDocker } from './docker-ops.ts';
-import { planUpdate, plannedSteps, type PlannedUnit } from './plan.ts';
+import { matchService, planUpdate, plannedSteps, type PlannedUnit, type ServiceMatch } from './plan.ts';
 import { runUpdate } from './run.ts';
 
 export const UPDATE_JOB_KIND = 'container_update';
@@ -83,6 +83,12 @@ export class UpdateService {
   /** The units of `services` (stack containers with their namespace dependants); 422 for bad names. */
   async plan(services: string[]): Promise<PlannedUnit[]> {
     return planUpdate(await this.ops.listAll(), this.options.stack, services);
+  }
+
+  /** The stack container of each compose service (by name, else by compose service label), one Docker list. */
+  async matchServices(services: string[]): Promise<Map<string, ServiceMatch>> {
+    const summaries = await this.ops.listAll();
+    return new Map(services.map((service) => [service, matchService(summaries, this.options.stack, service)]));
   }
 
   /**

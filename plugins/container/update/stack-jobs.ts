@@ -25,6 +25,7 @@ export function stackJobs(options: StackJobsOptions): StackJobs {
   return {
     configured: () => dockerConfigured(options.dockerConfig),
     plan: (services) => updates.plan(services),
+    matchServices: (services) => updates.matchServices(services),
     recreateSteps,
     restartSteps,
     start(spec, work) {
