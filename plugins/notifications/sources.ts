@@ -136,7 +136,8 @@ export function watchEvents(options: SourceOptions): { tick(nowMs: number): void
           category: 'config',
           severity: 'warning',
           title: `Invalid hand edit: ${path}`,
-          body: `${path}${data.line != null ? ` line ${text(data.line)}` : ''}: ${text(data.message)}\nThe previous valid version stays in effect.`,
+          // a channel file's error may quote the value it refused (a token): not sent on to other channels
+          body: `${path}${data.line != null ? ` line ${text(data.line)}` : ''}: ${path.startsWith('notifications/') ? 'see GET /api/proxy-config/status' : text(data.message)}\nThe previous valid version stays in effect.`,
         });
     },
     object: (data) => {

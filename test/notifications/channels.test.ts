@@ -1,9 +1,10 @@
 /** /api/notifications/channels (API.md §4.21): CRUD, secrets never returned, per-type validation, auth, test sends. */
 import { createHmac } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'ava';
 import { build } from '../helpers/build.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { startReceiver } from './support.ts';
 
 const SECRET = 'whsec-very-secret-value-42';
@@ -241,4 +242,26 @@ test('POST /test sends a real signed message; a failing receiver gives delivered
   t.is(refused.json().delivered, false);
   t.regex(refused.json().error, /^fetch failed: (ECONNREFUSED|UND_ERR_SOCKET)/);
   t.is((await app.inject({ method: 'POST', url: '/api/notifications/channels/nope/test' })).statusCode, 404);
+});
+
+test('hand-edited channel files are validated like API bodies: a valid one is served masked, an invalid one is reported', async (t) => {
+  const app = await build(t, { config: { auth: { mode: 'off' } } });
+  const dir = path.join(app.store.dataDir, 'notifications');
+  await writeFile(
+    path.join(dir, 'pager.yaml'),
+    'name: Pager\ntype: gotify\nmin_severity: error\nconfig:\n  url: https://gotify.test\n  token: HandToken123\n',
+  );
+  await writeFile(path.join(dir, 'broken.yaml'), 'name: Broken\ntype: telegram\nconfig:\n  bot_token: "1:abc"\n');
+  const view = await waitFor(async () => {
+    const response = await app.inject({ url: '/api/notifications/channels/pager' });
+    return response.statusCode === 200 ? response.json() : null;
+  }, 1_000);
+  t.like(view, { name: 'Pager', type: 'gotify', min_severity: 'error', schedule: 'immediate', enabled: true });
+  t.deepEqual(view.config, { url: 'https://gotify.test', token: '********' });
+  const invalid = await waitFor(
+    () => app.store.invalidFiles().find((file) => file.path.endsWith(path.join('notifications', 'broken.yaml'))),
+    1_000,
+  );
+  t.regex(invalid.message, /chat_id/);
+  t.is((await app.inject({ url: '/api/notifications/channels/broken' })).statusCode, 404);
 });
