@@ -7,6 +7,10 @@ import test from 'ava';
 import { chmod, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../core/app.ts';
+import { loadConfig } from '../../core/config/load.ts';
+import { builtinGroups } from '../../plugins/index.ts';
+import { logCapture } from '../auth/support.ts';
 import { build, tempDir } from '../helpers/build.ts';
 import { zipEntries } from '../helpers/zip.ts';
 import { harness, call } from '../resources/support.ts';
@@ -222,4 +226,49 @@ test('entry points, apply and vendoring answer 503 without the files and use the
   );
   t.regex(await readFile(staticFile, 'utf8'), /localPlugins:\n {4}stamp:\n {6}moduleName: github.com\/example\/stamp/);
   t.like((await settingsOf(app)).plugins_local_dir, { path: localDir, exists: true });
+});
+
+test('STACK_COMPOSE_FILE and PROXY_PLUGINS_LOCAL_DIR overridden by settings.yaml: one start warning each, naming PUT /api/static/settings', async (t) => {
+  const dir = await tempDir(t, 'sm-static-settings-');
+  const dataDir = path.join(dir, 'data');
+  await mkdir(dataDir);
+  await writeFile(
+    path.join(dataDir, 'settings.yaml'),
+    'compose_file: /srv/stack/docker-compose.yml\nplugins_local_dir: /srv/plugins-local\n',
+  );
+  const warningsWith = async (env: Record<string, string>) => {
+    const config = loadConfig({
+      env: { CONFIG_FILE: path.join(import.meta.dirname, '..', 'helpers', 'empty.yaml'), ...env },
+      overrides: {
+        log: { level: 'info' },
+        storage: { data_dir: dataDir },
+        plugins: { dir: path.join(dir, 'no-plugins') },
+        templates: { seed: false },
+        history: { enabled: false },
+        auth: { mode: 'off' },
+        docker: { host: '', socket: path.join(dir, 'no-docker.sock') },
+        backup: { dir: path.join(dir, 'backups') },
+      },
+    });
+    const logs = logCapture();
+    const app = await buildApp({ config, groups: builtinGroups, logStream: logs.stream });
+    await app.ready();
+    await app.close();
+    return logs
+      .lines()
+      .filter((l) => l.level === 40 && typeof l.variable === 'string')
+      .map((l) => [l.variable, l.env_value, l.file_value, l.change_with]);
+  };
+  t.deepEqual(
+    await warningsWith({ STACK_COMPOSE_FILE: '/stack/docker-compose.yml', PROXY_PLUGINS_LOCAL_DIR: '/plugins-local' }),
+    [
+      ['STACK_COMPOSE_FILE', '/stack/docker-compose.yml', '/srv/stack/docker-compose.yml', 'PUT /api/static/settings'],
+      ['PROXY_PLUGINS_LOCAL_DIR', '/plugins-local', '/srv/plugins-local', 'PUT /api/static/settings'],
+    ],
+  );
+  t.deepEqual(
+    await warningsWith({ STACK_COMPOSE_FILE: '/srv/stack/docker-compose.yml' }),
+    [],
+    'the same value, or no variable: nothing to say',
+  );
 });
