@@ -32,6 +32,7 @@ export const ROUTES: RouteDef[] = [
   { path: '/explorer', title: 'Traefik explorer', group: 'config', nav: true, load: () => import('./screens/explorer') },
   { path: '/targets', title: 'Provider targets', group: 'config', nav: true, load: () => import('./screens/targets') },
   { path: '/mtls', title: 'mTLS', group: 'config', nav: true, load: () => import('./screens/mtls') },
+  { path: '/history', title: 'History', group: 'config', nav: true, load: () => import('./screens/history') },
   { path: '/backups', title: 'Backups', group: 'ops', nav: true, load: () => import('./screens/backups') },
   { path: '/containers', title: 'Containers', group: 'ops', nav: true, load: () => import('./screens/containers') },
   { path: '/security', title: 'Security', group: 'ops', nav: true, load: () => import('./screens/security') },
