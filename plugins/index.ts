@@ -14,6 +14,7 @@ import services from './services/index.ts';
 import resources from './resources/index.ts';
 import mtls from './mtls/index.ts';
 import proxyConfig from './proxy-config/index.ts';
+import importGroup from './import/index.ts';
 import traefikPlugins from './plugins/index.ts';
 import staticConfig from './static/index.ts';
 import ip from './ip/index.ts';
@@ -40,6 +41,7 @@ export const builtinGroups: BuiltinGroup[] = [
   { name: 'mtls', plugin: mtls },
   { name: 'resources', plugin: resources },
   { name: 'proxy-config', plugin: proxyConfig },
+  { name: 'import', plugin: importGroup },
   { name: 'plugins', plugin: traefikPlugins },
   { name: 'ip', plugin: ip },
   // backup and jobs before container: its update jobs take pre-update backups on the job runner

@@ -4428,6 +4428,181 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/import/middleware-manager": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import middleware-manager's SQLite database: middlewares, services, assignments, router overrides
+         * @description Body: the database file as application/octet-stream (≤ 100 MiB). Everything is validated before anything is written; `dry_run=true` only answers what would be created and skipped.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description true, false, 1 or 0 */
+                    dry_run?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            created: {
+                                assignments: {
+                                    /** @description middleware-manager's resource id */
+                                    from: string;
+                                    /** @description middleware or service id */
+                                    id: string;
+                                    kind: "middleware" | "service";
+                                    /** @description null: the default (100) */
+                                    priority: number | null;
+                                    resource_id: string;
+                                }[];
+                                /** @description middlewares created (from: its middleware-manager id) */
+                                middlewares: {
+                                    from: string;
+                                    id: string;
+                                    name: string;
+                                    type: string;
+                                }[];
+                                overrides: {
+                                    config: {
+                                        [key: string]: unknown;
+                                    };
+                                    from: string;
+                                    /** @description config sub-object (http, tls, tcp, headers, priority, mtlswhitelist) */
+                                    kind: string;
+                                    resource_id: string;
+                                }[];
+                                services: {
+                                    from: string;
+                                    id: string;
+                                    name: string;
+                                    protocol: string;
+                                    type: string;
+                                }[];
+                            };
+                            dry_run: boolean;
+                            skipped: {
+                                kind: "middleware" | "service" | "resource" | "assignment" | "override";
+                                name: string;
+                                reason: string;
+                            }[];
+                            warnings: string[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            details?: {
+                                message: string;
+                                path: string;
+                            }[];
+                            id: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/ip/allowlist": {
         parameters: {
             query?: never;

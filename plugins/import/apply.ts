@@ -1,0 +1,78 @@
+/**
+ * Writes a validated import plan, in dependency order (middlewares, services, then per resource its
+ * overrides and assignments). All or nothing: when a write fails, every write made before it is
+ * undone in reverse order and the failure is answered (API.md §4.24).
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import { AppError } from '../../core/errors/app-error.ts';
+import { importErrors } from './errors.ts';
+import type { ImportPlan, PlannedMiddleware, PlannedService } from './types.ts';
+
+/** The writes an import makes, through the owning groups (their decorators, or their routes for resources). */
+export interface ImportWriter {
+  createMiddleware(m: PlannedMiddleware): Promise<void>;
+  removeMiddleware(id: string): Promise<void>;
+  createService(s: PlannedService): Promise<void>;
+  removeService(id: string): Promise<void>;
+  /** One request to /api/resources/…; throws the AppError of a non-2xx answer. */
+  resource(method: 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown): Promise<void>;
+}
+
+type Undo = { what: string; run: () => Promise<void> };
+
+export async function applyPlan(plan: ImportPlan, writer: ImportWriter, log: FastifyBaseLogger): Promise<void> {
+  const undo: Undo[] = [];
+  const step = async (work: () => Promise<void>, back: Undo) => {
+    await work();
+    undo.push(back);
+  };
+  const base = (id: string) => `/api/resources/${encodeURIComponent(id)}`;
+  try {
+    for (const m of plan.middlewares)
+      await step(() => writer.createMiddleware(m), {
+        what: `middleware ${m.id}`,
+        run: () => writer.removeMiddleware(m.id),
+      });
+    for (const s of plan.services)
+      await step(() => writer.createService(s), { what: `service ${s.id}`, run: () => writer.removeService(s.id) });
+    for (const o of plan.overrides)
+      await step(() => writer.resource('PUT', `${base(o.resource_id)}/config/${o.kind}`, o.config), {
+        what: `${o.resource_id} ${o.kind} override`,
+        run: () => writer.resource('PUT', `${base(o.resource_id)}/config/${o.kind}`, o.previous),
+      });
+    for (const a of plan.assignments) {
+      if (a.kind === 'middleware')
+        await step(
+          () =>
+            writer.resource('POST', `${base(a.resource_id)}/middlewares`, {
+              middleware_id: a.id,
+              ...(a.priority === null ? {} : { priority: a.priority }),
+            }),
+          {
+            what: `${a.resource_id} middleware ${a.id}`,
+            run: () => writer.resource('DELETE', `${base(a.resource_id)}/middlewares/${encodeURIComponent(a.id)}`),
+          },
+        );
+      else
+        await step(() => writer.resource('POST', `${base(a.resource_id)}/service`, { service_id: a.id }), {
+          what: `${a.resource_id} service ${a.id}`,
+          run: () => writer.resource('DELETE', `${base(a.resource_id)}/service`),
+        });
+    }
+  } catch (err) {
+    await rollback(undo, log);
+    throw err instanceof AppError ? importErrors.rolledBack(err) : err;
+  }
+}
+
+/** Undoes in reverse order; an undo that fails is logged and the others still run. */
+async function rollback(undo: Undo[], log: FastifyBaseLogger): Promise<void> {
+  for (const back of undo.reverse()) {
+    try {
+      await back.run();
+    } catch (err) {
+      log.error({ err, what: back.what }, 'import rollback could not undo a write');
+    }
+  }
+  log.warn({ undone: undo.length }, 'import rolled back');
+}
