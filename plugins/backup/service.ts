@@ -28,7 +28,7 @@ export interface BackupServiceOptions {
   /** File operations (the archive's final rename and the restore swap); default: node:fs. */
   fileOps?: Partial<SwapFileOps>;
   /** Hears of every archive created (also scheduled and safety ones), deleted (also by retention) and restored: the `backup` event. */
-  notify?: (change: { id: string; action: 'created' | 'deleted' | 'restored' }) => void;
+  notify?: (change: { id: string; action: 'created' | 'deleted' | 'restored' | 'failed'; message?: string }) => void;
 }
 
 export class BackupService {
@@ -150,7 +150,15 @@ export class BackupService {
     await this.exclusive('scheduled backup', async () => {
       await this.createUnlocked('scheduled', '');
       await this.applyRetention();
-    }).catch((err) => this.options.log.error({ err }, 'scheduled backup failed'));
+    }).catch((err) => {
+      this.options.log.error({ err }, 'scheduled backup failed');
+      // the `backup` event tells open UIs and the notifications group (backups, error)
+      this.options.notify?.({
+        id: 'scheduled',
+        action: 'failed',
+        message: err instanceof Error ? err.message : String(err),
+      });
+    });
   }
 
   /** Waits for the running operation (shutdown must not cut an archive or a swap short). */

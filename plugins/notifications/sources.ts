@@ -118,7 +118,12 @@ export function watchEvents(options: SourceOptions): { tick(nowMs: number): void
     backup: (data) => {
       const [id, action] = [text(data.id), text(data.action)];
       if (action === 'failed')
-        notify({ category: 'backups', severity: 'error', title: `Backup failed`, body: `Backup ${id} failed.` });
+        notify({
+          category: 'backups',
+          severity: 'error',
+          title: `Backup failed (${id})`,
+          body: `The ${id} backup failed: ${text(data.message) || 'see the server log'}`,
+        });
       else if (action === 'created' || action === 'restored')
         notify({
           category: 'backups',

@@ -2,10 +2,12 @@
  * What raises a notification (API.md §4.21): events published on the app's real bus become messages
  * with the category and severity the spec lists, filtered per channel by categories and min_severity.
  */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import test from 'ava';
 import type { FastifyInstance } from 'fastify';
 import type { EventType } from '../../plugins/events/index.ts';
-import { build } from '../helpers/build.ts';
+import { build, tempDir } from '../helpers/build.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { addChannel, fakeClock, startReceiver, type Receiver } from './support.ts';
 
@@ -99,4 +101,24 @@ test('bus events → category, severity and title per API.md §4.21; per-channel
     'proxy info Data source pangolin is reachable again',
   ]);
   t.regex(JSON.parse(all.received[expected.length + 1].body).message, /^The upstream pangolin has failed for 121 s: /);
+});
+
+test('a scheduled backup that fails raises backups/error with the reason', async (t) => {
+  const root = await tempDir(t);
+  // the backup dir lies under a regular file: creating it fails (ENOTDIR), also for root
+  await writeFile(path.join(root, 'not-a-dir'), 'x');
+  const app = await build(t, {
+    dataDir: path.join(root, 'data'),
+    config: {
+      auth: { mode: 'off' },
+      backup: { schedule: '1s', dir: path.join(root, 'not-a-dir', 'backups') },
+      notifications: { tick_ms: 20 },
+    },
+  });
+  const receiver = await startReceiver(t);
+  await addChannel(app, { name: 'ops', type: 'webhook', config: { url: receiver.url }, categories: ['backups'] });
+  await waitFor(() => receiver.received.length >= 1, 1_000);
+  const body = JSON.parse(receiver.received[0].body);
+  t.like(body, { category: 'backups', severity: 'error', title: 'Backup failed (scheduled)' });
+  t.regex(body.message, /^The scheduled backup failed: ENOTDIR/);
 });
