@@ -15,10 +15,17 @@ uiTest('add a channel, test it, see the history; the secret never appears', asyn
   await page.getByLabel('Minimum severity').selectOption('info');
   await page.getByLabel('URL').fill(`${receiver.url}/hook`);
   await page.getByLabel('HMAC secret (optional)').fill(secret);
+  await page.locator('input[name="category_config"]').uncheck();
+  await page.locator('input[name="quiet_start"]').fill('22:00');
+  await page.locator('input[name="quiet_end"]').fill('07:00');
   await page.getByRole('button', { name: 'Add channel' }).click();
   const row = page.locator('#channel-list tr[data-channel="ops-hook"]');
   await row.waitFor();
   t.regex(await row.innerText(), /Ops hook\s+webhook\s+enabled\s+info\s+immediate/);
+  t.regex(await row.innerText(), /proxy, certs, security, containers, backups, system/);
+  const stored = (await server.app.inject({ url: '/api/notifications/channels/ops-hook' })).json();
+  t.like(stored.quiet_hours, { start: '22:00', end: '07:00' });
+  t.false(stored.categories.includes('config'));
 
   await row.getByRole('button', { name: 'Test' }).click();
   const result = page.locator('#test-result');

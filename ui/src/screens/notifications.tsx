@@ -49,6 +49,9 @@ const FIELDS: Record<ChannelType, [string, string, string][]> = {
 };
 const TYPES = Object.keys(FIELDS) as ChannelType[];
 const SEVERITIES = ['info', 'warning', 'error'] as const;
+const SCHEDULES = ['immediate', 'hourly', 'daily'] as const;
+const CATEGORIES = ['proxy', 'certs', 'security', 'containers', 'backups', 'config', 'system'] as const;
+type Category = (typeof CATEGORIES)[number];
 const STATUSES = ['', 'sent', 'queued', 'failed', 'suppressed'] as const;
 
 /** The form's text values → the channel's config (empty optional fields left out, numbers and lists typed). */
@@ -71,7 +74,16 @@ export default function Notifications() {
     () => unwrap(api.GET('/api/notifications/history', { params: { query: { page_size: 100, ...(status ? { status } : {}) } } })),
     [status],
   );
-  const [draft, setDraft] = useState({ name: '', type: 'webhook' as ChannelType, min_severity: 'warning' as (typeof SEVERITIES)[number], values: {} as Record<string, string> });
+  const [draft, setDraft] = useState({
+    name: '',
+    type: 'webhook' as ChannelType,
+    min_severity: 'warning' as (typeof SEVERITIES)[number],
+    schedule: 'immediate' as (typeof SCHEDULES)[number],
+    categories: [...CATEGORIES] as Category[],
+    quiet_start: '',
+    quiet_end: '',
+    values: {} as Record<string, string>,
+  });
   const [error, setError] = useState<unknown>(null);
   const [tested, setTested] = useState<{ name: string; result: TestResult } | null>(null);
   const act = async (action: () => Promise<unknown>) => {
@@ -120,8 +132,13 @@ export default function Notifications() {
         onSubmit={(event) => {
           event.preventDefault();
           void act(async () => {
-            await unwrap(api.POST('/api/notifications/channels', { body: { name: draft.name, type: draft.type, min_severity: draft.min_severity, config: configOf(draft.type, draft.values) } }));
-            setDraft({ ...draft, name: '', values: {} });
+            const quiet_hours = draft.quiet_start && draft.quiet_end ? { start: draft.quiet_start, end: draft.quiet_end, timezone: Intl.DateTimeFormat().resolvedOptions().timeZone } : null;
+            await unwrap(
+              api.POST('/api/notifications/channels', {
+                body: { name: draft.name, type: draft.type, min_severity: draft.min_severity, schedule: draft.schedule, categories: draft.categories, quiet_hours, config: configOf(draft.type, draft.values) },
+              }),
+            );
+            setDraft({ ...draft, name: '', values: {}, quiet_start: '', quiet_end: '' });
           });
         }}
       >
@@ -149,7 +166,37 @@ export default function Notifications() {
               ))}
             </select>
           </Field>
+          <Field label="Schedule">
+            <select name="schedule" value={draft.schedule} onChange={(e) => setDraft({ ...draft, schedule: e.currentTarget.value as (typeof SCHEDULES)[number] })}>
+              {SCHEDULES.map((schedule) => (
+                <option key={schedule} value={schedule}>
+                  {schedule === 'immediate' ? 'immediate' : `${schedule} digest`}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <Field label="Quiet hours from (errors still go out)">
+            <input name="quiet_start" type="time" value={draft.quiet_start} onInput={(e) => setDraft({ ...draft, quiet_start: e.currentTarget.value })} />
+          </Field>
+          <Field label="Quiet hours until">
+            <input name="quiet_end" type="time" value={draft.quiet_end} onInput={(e) => setDraft({ ...draft, quiet_end: e.currentTarget.value })} />
+            <FieldError error={error} pointer="/quiet_hours" />
+          </Field>
         </div>
+        <fieldset class="form-row" id="channel-categories">
+          <legend>Categories</legend>
+          {CATEGORIES.map((category) => (
+            <label key={category}>
+              <input
+                type="checkbox"
+                name={`category_${category}`}
+                checked={draft.categories.includes(category)}
+                onChange={(e) => setDraft({ ...draft, categories: e.currentTarget.checked ? [...draft.categories, category] : draft.categories.filter((c) => c !== category) })}
+              />{' '}
+              {category}
+            </label>
+          ))}
+        </fieldset>
         <div class="form-row">
           {FIELDS[draft.type].map(([name, label, type]) => (
             <Field key={`${draft.type}-${name}`} label={label}>
