@@ -26,6 +26,9 @@ import { writeAtomic } from '../../core/store/atomic-write.ts';
 const SECRET_KEYS =
   /^(password|passwd|secret|token|bot_token|webhook_url|api_?key|bouncer_key|private_key|client_secret|machine_password)$/i;
 const TOKEN = /^redacted:[0-9a-f]{16}$/;
+/** A cheap look for anything redact() would change: a secret key, `headers`, `last_used_at`, a URL with a password. */
+const MAYBE_SECRET =
+  /(password|passwd|secret|token|webhook_url|api_?key|bouncer_key|private_key|machine_password|hash|headers|last_used_at)["']?\s*:|:\/\/[^/\s@:]*:[^@/\s]+@/i;
 const URL_PASSWORD = /^([a-z][a-z0-9+.-]*:\/\/[^:/@\s]*:)([^@/\s]+)(@)/i;
 
 /** Files committed as one hash line. */
@@ -82,6 +85,8 @@ export class Redactor {
     if (isSecretFile(relative) || bytes.includes('PRIVATE KEY-----')) return Buffer.from(`${this.token(bytes)}\n`);
     if (!isYaml(relative)) return bytes;
     const text = bytes.toString('utf8');
+    // most files (resources, middlewares) hold no secret: skip the YAML parse unless a key or URL could be one
+    if (!MAYBE_SECRET.test(text)) return bytes;
     let doc: Document;
     try {
       doc = parseDocument(text, { uniqueKeys: false });

@@ -97,11 +97,12 @@ gitTest(
     t.regex(restoreCommit.message, new RegExp(`^POST /api/history/${created.rev.slice(0, 10)}/restore 200`));
     t.deepEqual(restoreCommit.files, [{ path: 'middlewares/keep-me.yaml', change: 'added' }]);
 
-    // the whole change: both files of `created`, one new commit
+    // the whole change: every file of `created` (both creates, unless a busy machine split them into two batches), one new commit
     const before = (await commits(h)).length;
     const whole = await h.call('POST', `/api/history/${created.rev}/restore`);
     t.is(whole.status, 200, JSON.stringify(whole.body));
-    t.deepEqual(whole.body.restored.sort(), ['middlewares/keep-me.yaml', 'services/backend.yaml']);
+    t.deepEqual(whole.body.restored.sort(), created.files.map((f: any) => f.path).sort());
+    t.true(whole.body.restored.includes('services/backend.yaml'));
     const after = await commits(h);
     t.is(after.length, before + 1);
     t.deepEqual(after[0].files, [{ path: 'services/backend.yaml', change: 'added' }]);
@@ -171,25 +172,22 @@ gitTest('a restored secret gets its real value back; the datasource password is 
   t.is(file.sources.extra.basic_auth.password, password);
 });
 
-gitTest(
-  'git failing never fails or slows a write: 2xx, the error in status, and the change committed once git works',
-  async (t) => {
-    const h = await startHistory(t, { history: { git_binary: '/nonexistent/git' } });
-    const started = Date.now();
-    const writes = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => h.call('POST', '/api/middlewares', { body: rateLimit(`No git ${i}`) })),
-    );
-    t.log(`10 writes with git missing: ${Date.now() - started} ms`);
-    t.true(writes.every((w) => w.status === 201));
-    const status = await waitFor(async () => {
-      const s = (await h.call('GET', '/api/history/status')).body;
-      return s.last_error ? s : null;
-    }, 1000);
-    t.false(status.available);
-    t.regex(status.last_error.message, /git/);
-    t.is((await h.call('GET', '/api/history')).status, 503);
-  },
-);
+gitTest('git missing never fails a write: 2xx, the error in status, the history routes 503', async (t) => {
+  const h = await startHistory(t, { history: { git_binary: '/nonexistent/git' } });
+  const started = Date.now();
+  const writes = await Promise.all(
+    Array.from({ length: 10 }, (_, i) => h.call('POST', '/api/middlewares', { body: rateLimit(`No git ${i}`) })),
+  );
+  t.log(`10 writes with git missing: ${Date.now() - started} ms`);
+  t.true(writes.every((w) => w.status === 201));
+  const status = await waitFor(async () => {
+    const s = (await h.call('GET', '/api/history/status')).body;
+    return s.last_error ? s : null;
+  }, 1000);
+  t.false(status.available);
+  t.regex(status.last_error.message, /git/);
+  t.is((await h.call('GET', '/api/history')).status, 503);
+});
 
 gitTest('writes are answered while git is blocked: the commit follows once git runs again', async (t) => {
   // a git that waits for a gate file: while it is closed no git command can finish
