@@ -74,6 +74,16 @@ uiTest(
     await shown('compose_file').getByText('not set', { exact: true }).waitFor();
     await gerbilCell('web').getByText('unknown').waitFor();
     t.is(await shown('plugins_local_dir').locator('code').innerText(), localDir);
+
+    // another static config path reloads the Entry points list too (tcp-2222 was missing before)
+    const otherStatic = path.join(root, 'traefik-other.yml');
+    await writeFile(otherStatic, 'entryPoints:\n  tcp-2222:\n    address: ":2222"\n');
+    await page.locator('input[name="configpath"]').fill(otherStatic);
+    await page.getByRole('button', { name: 'Set path' }).click();
+    await page.getByRole('status').getByText('Static config path saved.').waitFor();
+    await entryPoints.locator('tr[data-entrypoint="tcp-2222"]').getByText('present').waitFor();
+    // web is not in that file; routers still use it, so it is listed as missing
+    await entryPoints.locator('tr[data-entrypoint="web"]').getByText('missing').waitFor();
     assertClean(t, problems, 'plugins static settings');
   },
 );

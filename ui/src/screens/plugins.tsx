@@ -64,7 +64,8 @@ export default function Plugins() {
             class="form-row"
             onSubmit={(event) => {
               event.preventDefault();
-              void act(() => unwrap(api.PUT('/api/plugins/configpath', { body: { path: pathDraft } })), 'Static config path saved.');
+              // the entry points come from the static config too: reload them with the new path
+              void act(() => unwrap(api.PUT('/api/plugins/configpath', { body: { path: pathDraft } })).then((r) => (setFilesChanged((n) => n + 1), r)), 'Static config path saved.');
             }}
           >
             <Field label="Traefik static config file (absolute path)">
