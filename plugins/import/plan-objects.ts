@@ -29,6 +29,7 @@ export function planMiddlewares(
   rows: MmMiddleware[],
   ours: OurState,
   skipped: Skipped[],
+  warnings: string[],
 ): { planned: PlannedMiddleware[]; ids: IdMap } {
   const known = new Set(rows.map((r) => String(r.id)));
   return planObjects<PlannedMiddleware>({
@@ -45,6 +46,7 @@ export function planMiddlewares(
       // middleware-manager's own middlewares are `<id>@file` (its file provider); ours have no provider suffix
       const rewritten = members.map((member, i) => {
         const mm = typeof member === 'string' ? ownReference(member, known) : null;
+        if (typeof member === 'string') warnDangling(warnings, `middleware ${name}`, member, known);
         if (mm === null) return member;
         refs.push(mm);
         refPaths.add(`/config/middlewares/${i}`);
@@ -96,6 +98,7 @@ export function planServices(
       const copy = structuredClone(config);
       for (const at of referenceSlots(row.type, copy)) {
         const mm = ownReference(at.get(), known);
+        warnDangling(warnings, `service ${name}`, at.get(), known);
         if (mm === null) continue;
         refs.push(mm);
         refPaths.add(at.path);
@@ -110,6 +113,7 @@ export function planServices(
       }
     },
     check: (p) => ours.checkService(p.id, { name: p.name, type: p.type, protocol: p.protocol, config: p.config }),
+    crossCheck: healthProblem,
     skipped,
   });
 }
@@ -124,6 +128,8 @@ interface PlanInput<P extends PlannedMiddleware> {
   /** references → our ids, once every id is known */
   rewrite(planned: P, ids: IdMap): void;
   check(planned: P): ErrorDetail[];
+  /** rules between objects of this import, which the group cannot check before they exist */
+  crossCheck?(planned: P, pending: Map<string, P>): string | null;
   skipped: Skipped[];
 }
 
@@ -184,6 +190,13 @@ function planObjects<P extends PlannedMiddleware>(input: PlanInput<P>): { planne
       .filter((p) => !(c.refPaths.has(p.path) && referencedPending(c, p.path, candidates)));
     if (problems.length > 0) drop(mmId, describe(problems));
   }
+  if (input.crossCheck) {
+    const pending = new Map([...candidates.values()].map((c) => [c.planned.id, c.planned]));
+    for (const [mmId, c] of [...candidates]) {
+      const problem = input.crossCheck(c.planned, pending);
+      if (problem) drop(mmId, problem);
+    }
+  }
   let changed = true;
   while (changed) {
     changed = false;
@@ -241,6 +254,14 @@ function ownReference(value: string, known: Set<string>): string | null {
   return provider === 'file' && known.has(base) ? base : null;
 }
 
+/** A `<name>@file` that is not one of the database's objects is kept, with a warning: Traefik's file provider must have it. */
+function warnDangling(warnings: string[], who: string, value: string, known: Set<string>): void {
+  if (value.endsWith('@file') && !known.has(value.slice(0, -'@file'.length)))
+    warnings.push(
+      `${who} refers to ${value}, which is not in the database: kept as is (Traefik's file provider must define it)`,
+    );
+}
+
 interface Slot {
   path: string;
   get(): string;
@@ -272,6 +293,29 @@ function referenceSlots(type: string, config: Record<string, unknown>): Slot[] {
     single('fallback');
   }
   return slots;
+}
+
+const hasHealthCheck = (config: Record<string, unknown>) => isObject(config.healthCheck);
+
+/**
+ * Traefik follows the health of a failover's main service (and of its fallback when the failover has
+ * a healthCheck) and of every member of a weighted service with a healthCheck; a member without a
+ * healthCheck disables the service. The services group checks this against stored services only.
+ */
+function healthProblem(service: PlannedService, pending: Map<string, PlannedService>): string | null {
+  if (service.protocol !== 'http') return null;
+  const followed =
+    service.type === 'failover'
+      ? [service.config.service, hasHealthCheck(service.config) ? service.config.fallback : undefined]
+      : service.type === 'weighted' && hasHealthCheck(service.config)
+        ? referenceSlots('weighted', service.config).map((slot) => slot.get())
+        : [];
+  for (const ref of followed) {
+    const target = typeof ref === 'string' ? pending.get(ref) : undefined;
+    if (target && !hasHealthCheck(target.config))
+      return `Traefik follows the health of ${target.id}, which has no healthCheck: it would disable this service and its routers`;
+  }
+  return null;
 }
 
 function streamServers(type: string, config: Record<string, unknown>): boolean {

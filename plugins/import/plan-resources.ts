@@ -169,7 +169,10 @@ function planOverrides(
       continue;
     }
     if (sameAsUpstream(want, resource)) continue; // nothing to carry over
-    const problem = configProblem(want.kind, want.config);
+    const problem =
+      want.kind === 'tcp' && !want.config.sni_rule && !resource.host
+        ? `${resource.id} has no host for the default HostSNI rule and tcp_sni_rule is empty`
+        : configProblem(want.kind, want.config);
     if (problem) {
       skip(problem);
       continue;

@@ -54,7 +54,7 @@ export class ImportService {
       skipped: [],
       warnings: [...database.warnings],
     };
-    const middlewares = planMiddlewares(database.middlewares, ours, plan.skipped);
+    const middlewares = planMiddlewares(database.middlewares, ours, plan.skipped, plan.warnings);
     const services = planServices(database.services, ours, plan.skipped, plan.warnings);
     plan.middlewares = middlewares.planned;
     plan.services = services.planned;

@@ -191,24 +191,25 @@ test.serial('dry run writes nothing; the import creates and assigns; a second ru
 test.serial('a write that fails after validation rolls back every earlier write', async (t) => {
   const { app, dataDir } = await harness(t);
   const before = { files: await dataFiles(dataDir), resources: await resourceFiles(dataDir) };
-  // a failover's main service needs a healthCheck: the services group refuses it when it is created,
-  // after the middlewares, the first services and nothing else were written
-  const bytes = await mmDatabase({
-    ...CONTENT,
-    services: [
-      ...CONTENT.services!,
-      { id: 'main', name: 'Main', type: 'loadBalancer', config: { servers: [{ url: 'http://10.0.0.8' }] } },
-      {
-        id: 'failover',
-        name: 'Failover',
-        type: 'failover',
-        config: { service: 'main@file', fallback: 'backend@file' },
-      },
-    ],
-  });
+  const services = [
+    ...CONTENT.services!,
+    { id: 'main', name: 'Main', type: 'loadBalancer', config: { servers: [{ url: 'http://10.0.0.8' }] } },
+    // Traefik follows the health of a failover's main service: caught while planning
+    { id: 'failover', name: 'Failover', type: 'failover', config: { service: 'main@file', fallback: 'backend@file' } },
+    // a mirroring service follows its main service's health too: the services group sees that only
+    // once `mirror` is stored, so the failover on it fails when it is written, after the
+    // middlewares and four services were
+    { id: 'mirror', name: 'Mirror', type: 'mirroring', config: { service: 'main@file', healthCheck: {} } },
+    { id: 'outer', name: 'Outer', type: 'failover', config: { service: 'mirror@file', fallback: 'backend@file' } },
+  ];
+  const bytes = await mmDatabase({ ...CONTENT, services });
   const dry = await post(app, bytes, '?dry_run=1');
   t.is(dry.status, 200, dry.raw);
-  t.true(dry.body.created.services.some((s: { id: string }) => s.id === 'failover'));
+  t.regex(byName(dry.body.skipped, 'service', 'Failover')!.reason, /health of main, which has no healthCheck/);
+  t.deepEqual(
+    dry.body.created.services.map((s: { id: string }) => s.id),
+    ['backend', 'main', 'mirror', 'outer', 'ssh'],
+  );
   const real = await post(app, bytes);
   t.is(real.status, 422, real.raw);
   t.is(real.body.id, 'validation_failed');
