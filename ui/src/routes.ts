@@ -20,6 +20,8 @@ export interface RouteDef {
 export const ROUTES: RouteDef[] = [
   { path: '/', title: 'Dashboard', group: 'config', nav: true, load: () => import('./screens/dashboard') },
   { path: '/resources', title: 'Resources', group: 'config', nav: true, load: () => import('./screens/resources') },
+  { path: '/resources/new', title: 'New resource', group: 'config', load: () => import('./screens/resource-edit') },
+  { path: '/resources/:id/edit', title: 'Edit resource', group: 'config', load: () => import('./screens/resource-edit') },
   { path: '/resources/:id', title: 'Resource', group: 'config', load: () => import('./screens/resource-detail') },
   { path: '/middlewares', title: 'Middlewares', group: 'config', nav: true, load: () => import('./screens/middlewares') },
   { path: '/middlewares/new', title: 'New middleware', group: 'config', load: () => import('./screens/middleware-edit') },

@@ -35,12 +35,18 @@ export default function ResourceDetail({ params }: ScreenProps) {
   return (
     <>
       <PageHeader title={r ? r.name : id}>
-        {r && r.status === 'disabled' && canWrite(session) && (
+        {r && r.source === 'local' && canWrite(session) && (
+          <a class="button" href={`/resources/${encodeURIComponent(id)}/edit`}>
+            Edit
+          </a>
+        )}
+        {r && (r.status === 'disabled' || r.source === 'local') && canWrite(session) && (
           <button
             type="button"
             class="danger"
             onClick={async () => {
-              if (!confirm(`Delete the disabled resource ${r.id} and all its settings?`)) return;
+              const what = r.source === 'local' ? 'own resource' : 'disabled resource';
+              if (!confirm(`Delete the ${what} ${r.id} and all its settings?`)) return;
               try {
                 await unwrap(api.DELETE('/api/resources/{id}', { params: { path: { id } } }));
                 navigate('/resources');
@@ -81,10 +87,14 @@ export default function ResourceDetail({ params }: ScreenProps) {
               </dd>
               <dt>Entry points</dt>
               <dd>{r.entrypoints.join(', ') || '–'}</dd>
-              <dt>Upstream service</dt>
-              <dd>
-                <code>{r.upstream_service}</code>
-              </dd>
+              {r.source !== 'local' && (
+                <>
+                  <dt>Upstream service</dt>
+                  <dd>
+                    <code>{r.upstream_service}</code>
+                  </dd>
+                </>
+              )}
             </dl>
             {r.warnings.length > 0 && (
               <div class="notice">

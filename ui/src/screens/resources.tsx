@@ -11,13 +11,15 @@ import { useAsync } from '../lib/use-async';
 import { objectsOf, useLiveReload } from '../lib/events';
 import { LIVE_STATES, type LiveState } from '../api/live';
 import { LiveBadge } from '../components/live-badge';
+import { canWrite, useSession } from '../lib/session';
 
 type StatusFilter = 'all' | 'active' | 'disabled';
 
 export default function Resources() {
   const [q, setQ] = useState('');
   const [status, setStatus] = useState<StatusFilter>('all');
-  const [source, setSource] = useState<'' | 'pangolin' | 'traefik'>('');
+  const [source, setSource] = useState<'' | 'pangolin' | 'traefik' | 'local'>('');
+  const { session } = useSession();
   const [live, setLive] = useState<'' | LiveState>('');
   const list = useAsync(
     () => unwrap(api.GET('/api/resources', { params: { query: { status, ...(q ? { q } : {}), ...(source ? { source } : {}), ...(live ? { live } : {}) } } })),
@@ -28,7 +30,13 @@ export default function Resources() {
   useLiveReload((e) => e.type === 'live', list.reload);
   return (
     <>
-      <PageHeader title="Resources" />
+      <PageHeader title="Resources">
+        {canWrite(session) && (
+          <a class="button primary" href="/resources/new">
+            New resource
+          </a>
+        )}
+      </PageHeader>
       <div class="toolbar" role="search">
         <Field label="Search">
           <input type="search" name="q" placeholder="id, name or host" value={q} onInput={(e) => setQ(e.currentTarget.value)} />
@@ -45,6 +53,7 @@ export default function Resources() {
             <option value="">any</option>
             <option value="pangolin">pangolin</option>
             <option value="traefik">traefik</option>
+            <option value="local">local (own)</option>
           </select>
         </Field>
         <Field label="In Traefik">
@@ -60,7 +69,7 @@ export default function Resources() {
       </div>
       <ErrorBox error={list.error} />
       <Loading when={list.loading && !list.data} />
-      {list.data && list.data.length === 0 && <Empty>No resources match. Resources are discovered from the active data source.</Empty>}
+      {list.data && list.data.length === 0 && <Empty>No resources match. Resources are discovered from the active data source, or made here with New resource.</Empty>}
       {list.data && list.data.length > 0 && (
         <DataTable
           rows={list.data}
