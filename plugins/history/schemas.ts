@@ -15,7 +15,8 @@ const DataPath = Type.String({
   minLength: 1,
   maxLength: 300,
   pattern: '^(?!/)(?!.*(^|/)\\.)[A-Za-z0-9_./-]+$',
-  description: 'a data file or collection, relative to the data dir (middlewares, middlewares/auth.yaml)',
+  description:
+    'a data file, an object (its file without extension) or a collection, relative to the data dir (middlewares, middlewares/auth, middlewares/auth.yaml)',
 });
 
 const Rev = Type.String({ pattern: '^[0-9a-f]{4,40}$', description: 'a commit id (4 to 40 hex digits)' });

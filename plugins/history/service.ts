@@ -48,7 +48,12 @@ export class HistoryService {
     if (filter.since) args.push(`--since=${filter.since.toISOString()}`);
     if (filter.until) args.push(`--until=${filter.until.toISOString()}`);
     args.push(REF, '--');
-    if (filter.path) args.push(filter.path);
+    // an object named without its extension (`middlewares/auth`): its file, whichever extension it has
+    if (filter.path)
+      args.push(
+        filter.path,
+        ...(/\.[A-Za-z0-9]+$/.test(filter.path) ? [] : [`${filter.path}.yaml`, `${filter.path}.yml`]),
+      );
     const out = await this.git.text(args);
     return out
       .split('\n')

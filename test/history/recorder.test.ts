@@ -65,6 +65,15 @@ gitTest(
     t.is(byPath.body.length, 1);
     t.is(byPath.headers.get('x-total-count'), '1');
     t.is(
+      (await h.call('GET', '/api/history?path=middlewares/burst-3')).body.length,
+      1,
+      'an object without its extension',
+    );
+    t.is(
+      (await h.call('GET', '/api/history?path=middlewares')).headers.get('x-total-count'),
+      String(after.length - before),
+    );
+    t.is(
       (await h.call('GET', '/api/history?author=gitops')).body.every((c: any) => c.author === 'gitops'),
       true,
     );

@@ -32,7 +32,9 @@ uiTest(
       return JSON.parse(list.body).length > 0;
     }, 2000);
 
-    await page.goto(`${server.url}/history?path=middlewares/limit.yaml`);
+    // the middleware's History link opens its timeline
+    await page.goto(`${server.url}/middlewares/limit`);
+    await page.locator('[data-history-link]').click();
     await page.getByRole('heading', { level: 1, name: 'History' }).waitFor();
     const rows = page.locator('#history-list tr[data-rev]');
     await rows.nth(1).waitFor();

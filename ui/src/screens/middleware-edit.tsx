@@ -84,6 +84,11 @@ export default function MiddlewareEdit({ params }: ScreenProps) {
   return (
     <>
       <PageHeader title={isNew ? 'New middleware' : draft.name}>
+        {!isNew && (
+          <a class="button" href={`/history?path=middlewares/${id}`} data-history-link>
+            History
+          </a>
+        )}
         {!isNew && writable && (
           <button type="button" class="danger" onClick={() => confirm(`Delete middleware ${id}?`) && remove(false)}>
             Delete

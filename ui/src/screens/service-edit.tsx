@@ -81,6 +81,11 @@ export default function ServiceEdit({ params }: ScreenProps) {
   return (
     <>
       <PageHeader title={isNew ? 'New service' : draft.name}>
+        {!isNew && (
+          <a class="button" href={`/history?path=services/${id}`} data-history-link>
+            History
+          </a>
+        )}
         {!isNew && writable && (
           <button
             type="button"
