@@ -3794,7 +3794,7 @@ export interface paths {
                     author?: string;
                     page?: number;
                     page_size?: number;
-                    /** @description a data file or collection, relative to the data dir (middlewares, middlewares/auth.yaml) */
+                    /** @description a data file, an object (its file without extension) or a collection, relative to the data dir (middlewares, middlewares/auth, middlewares/auth.yaml) */
                     path?: string;
                     /** @description ISO-8601 timestamp or a duration before now (30s, 15m, 2h, 7d) */
                     since?: string;
