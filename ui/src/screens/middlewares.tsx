@@ -8,6 +8,7 @@ import { objectsOf, useLiveReload } from '../lib/events';
 import { canWrite, useSession } from '../lib/session';
 import { MIDDLEWARE_TYPES } from './objects/middleware-forms';
 import type { MiddlewareType } from '../api/types';
+import { canImport, MmImport } from './mm-import';
 
 export default function Middlewares() {
   const { session } = useSession();
@@ -18,6 +19,7 @@ export default function Middlewares() {
   return (
     <>
       <PageHeader title="Middlewares">
+        {canImport(session) && <MmImport onImported={list.reload} />}
         {canWrite(session) && (
           <a class="button primary" href="/middlewares/new">
             New middleware
