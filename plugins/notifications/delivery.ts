@@ -55,6 +55,7 @@ export class Delivery {
   private readonly file: StateFile;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
+  private handedOver = false;
   private sequence = 0;
   /** Extra work on every tick (the event sources' timers). */
   readonly onTick = new Set<(nowMs: number) => void>();
@@ -129,9 +130,21 @@ export class Delivery {
     this.kick();
   }
 
+  /**
+   * Stops starting attempts (the instance is being replaced or shut down). `handOver`: a hot reload,
+   * whose new instance has already loaded the queue and delivers it from now on — this one then
+   * never writes the state file again, so it cannot overwrite the new one's.
+   */
+  pause(handOver: boolean): void {
+    this.closed = true;
+    this.handedOver = handOver;
+    if (this.timer) clearInterval(this.timer);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.handedOver) return;
     const running = [...this.busy.values()];
     if (running.length > 0) {
       const grace = setTimeout(() => this.abort.abort(), CLOSE_GRACE_MS);
@@ -258,7 +271,7 @@ export class Delivery {
         'notification attempt failed',
       );
     this.busy.delete(channel.id);
-    void this.file.save();
+    if (!this.handedOver) void this.file.save();
     if (!this.closed) setImmediate(() => this.pump(channel.id));
   }
 

@@ -102,6 +102,9 @@ async function notifications(app: FastifyInstance): Promise<void> {
   } satisfies NotificationsApi);
 
   app.addHook('onReady', async () => delivery.start());
+  // a hot reload's new instance has loaded the queue and delivers it; this one stops at once. A
+  // message under way here when that happened may be sent again by the new instance (at least once)
+  app.lifecycle.retiring.add(() => delivery.pause(app.lifecycle.restarting));
   app.addHook('onClose', async () => {
     sources.stop();
     await delivery.close();
@@ -205,5 +208,5 @@ async function routes(parent: FastifyInstance, { channels, delivery, test }: Rou
 export default fp(notifications, {
   name: 'notifications',
   dependencies: ['events'],
-  decorators: { fastify: ['config', 'store', 'now', 'events', 'cluster'] },
+  decorators: { fastify: ['config', 'store', 'now', 'events', 'cluster', 'lifecycle'] },
 });
