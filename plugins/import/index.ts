@@ -5,16 +5,14 @@
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { GroupOptions } from '../../core/types.ts';
-import { AppError, errors } from '../../core/errors/app-error.ts';
+import { errors } from '../../core/errors/app-error.ts';
 import { isTrue } from '../../model/schemas.ts';
-import type { MiddlewareCreateBody } from '../middlewares/schemas.ts';
-import type { ServiceCreateBody } from '../services/schemas.ts';
-import type { ImportWriter } from './apply.ts';
 import { importSchema, MAX_DATABASE_BYTES } from './schemas.ts';
 import { ImportService } from './service.ts';
 import type { OurState } from './types.ts';
+import { writerFor } from './writer.ts';
 
 async function importGroup(app: FastifyInstance, _options: GroupOptions): Promise<void> {
   const service = new ImportService({ state: () => ourState(app), log: app.log.child({ component: 'import' }) });
@@ -65,65 +63,6 @@ function ourState(app: FastifyInstance): OurState {
       app.middlewares.checkFile(id, data as Parameters<typeof app.middlewares.checkFile>[1]),
     checkService: (id, data) => app.services.checkFile(id, data as Parameters<typeof app.services.checkFile>[1]),
   };
-}
-
-/**
- * Middlewares and services through their groups' services; resources through their routes (the
- * resources group exposes no write decorator), as the importing caller: same token, same checks,
- * and the history and audit log attribute the writes to it.
- */
-function writerFor(app: FastifyInstance, request: FastifyRequest): ImportWriter {
-  const description = (from: string) => `imported from middleware-manager (its id ${from})`;
-  return {
-    createMiddleware: async (m) => {
-      await app.middlewares.create({
-        id: m.id,
-        name: m.name,
-        type: m.type as MiddlewareCreateBody['type'],
-        config: m.config,
-        description: description(m.from),
-      });
-    },
-    removeMiddleware: (id) => app.middlewares.remove(id, { force: true }),
-    createService: async (s) => {
-      await app.services.create({
-        id: s.id,
-        name: s.name,
-        type: s.type as ServiceCreateBody['type'],
-        protocol: s.protocol,
-        config: s.config,
-        description: description(s.from),
-      });
-    },
-    removeService: (id) => app.services.remove(id),
-    resource: async (method, url, body) => {
-      const headers: Record<string, string> = { 'x-request-id': String(request.id) };
-      if (request.headers.authorization) headers.authorization = request.headers.authorization;
-      const response = await app.inject({
-        method,
-        url,
-        headers,
-        ...(body === undefined ? {} : { payload: body as object }),
-      });
-      if (response.statusCode < 300) return;
-      const answer = safeJson(response.body);
-      throw new AppError(
-        response.statusCode,
-        typeof answer.id === 'string' ? answer.id : 'internal',
-        `${method} ${url}: ${typeof answer.message === 'string' ? answer.message : `answered ${response.statusCode}`}`,
-        Array.isArray(answer.details) ? answer.details : undefined,
-      );
-    },
-  };
-}
-
-function safeJson(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value && typeof value === 'object' ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
 }
 
 export default fp(importGroup, {
