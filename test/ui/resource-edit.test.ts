@@ -78,3 +78,23 @@ uiTest(
     assertClean(t, problems, 'resource edit');
   },
 );
+
+uiTest(
+  'Data sources: "Use no data source" switches to mode none and says so',
+  async (t, { server, page, problems }) => {
+    await page.goto(`${server.url}/datasources`);
+    await page.getByRole('button', { name: 'Use no data source (own objects only)' }).waitFor();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Use no data source (own objects only)' }).click();
+    await page.locator('[data-mode="none"]').waitFor();
+    const status = (await (await fetch(`${server.url}/api/proxy-config/status`)).json()) as { mode: string };
+    t.is(status.mode, 'none');
+    const doc = await waitFor(async () => {
+      const body = (await (await fetch(`${server.url}/api/v1/proxy-config`)).json()) as { http?: { routers?: object } };
+      return Object.keys(body.http?.routers ?? {}).length === 0 ? body : null;
+    }, 1000);
+    t.deepEqual(Object.keys(doc.http?.routers ?? {}), []);
+    t.is(await page.getByRole('button', { name: 'Use no data source (own objects only)' }).count(), 0);
+    assertClean(t, problems, 'datasources');
+  },
+);

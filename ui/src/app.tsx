@@ -22,7 +22,8 @@ function findRoute(path: string): { route: RouteDef; params: Record<string, stri
 
 /** Loads a screen's chunk on first visit and renders it. */
 function Screen({ route, params }: { route: RouteDef; params: Record<string, string> }) {
-  const [Component, setComponent] = useState<ComponentType<ScreenProps> | undefined>(() => loaded.get(route));
+  // set once the chunk is loaded: re-renders with `loaded` holding the screen
+  const [, setComponent] = useState<ComponentType<ScreenProps> | undefined>(() => loaded.get(route));
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
     setComponent(() => loaded.get(route));
@@ -40,8 +41,12 @@ function Screen({ route, params }: { route: RouteDef; params: Record<string, str
     };
   }, [route]);
   if (error) return <ErrorBox error={error} title="This screen could not be loaded" />;
-  if (!Component) return <p class="muted">Loading…</p>;
-  return <Component params={params} />;
+  // the state may still hold the previous route's screen for one render after a navigation: that
+  // screen must not render with this route's params (a detail page without its :id would fetch
+  // /api/resources/{id} literally), so only the current route's own screen is rendered
+  const Shown = loaded.get(route);
+  if (!Shown) return <p class="muted">Loading…</p>;
+  return <Shown params={params} />;
 }
 
 function LiveIndicator() {

@@ -176,6 +176,25 @@ export default function DataSources() {
         />
       )}
       <Loading when={list.loading && !list.data} />
+      {list.data && !list.data.some((source) => source.active) && (
+        <div class="notice" data-mode="none">
+          No data source is active: nothing is polled, and Traefik gets Stack Manager's own objects only (data source mode none,
+          for a stack without Pangolin; own resources are made on the Resources screen). Make a source active to discover its routers again.
+        </div>
+      )}
+      {writable && list.data?.some((source) => source.active) && (
+        <p class="actions">
+          <button
+            type="button"
+            onClick={() =>
+              confirm("Use no data source? Traefik then gets only Stack Manager's own middlewares, services and resources: the upstream's routers disappear from it.") &&
+              act(() => unwrap(api.PUT('/api/datasource/active', { body: { name: 'none' } })))
+            }
+          >
+            Use no data source (own objects only)
+          </button>
+        </p>
+      )}
       {list.data?.map((source) => (
         <section key={source.name + source.etag}>
           <h2>

@@ -1,5 +1,5 @@
 /** Resource detail: tabs for middlewares (ordered by priority), service, the seven router options, the effective router, and what Traefik runs. */
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
 import type { Resource } from '../api/types';
 import { ErrorBox, Loading, PageHeader, StatusBadge, Tabs, when } from '../components/ui';
@@ -25,8 +25,13 @@ export default function ResourceDetail({ params }: ScreenProps) {
   // no-store: the resource's ETag follows its stored settings, not its `live` state (§4.19), so a
   // revalidation answered 304 would show the state Traefik had when the page was first loaded
   const resource = useAsync(() => unwrap(api.GET('/api/resources/{id}', { params: { path: { id } }, cache: 'no-store' })), [id]);
-  useLiveReload((e) => e.type === 'object' && ((e.data.collection === 'resources' && e.data.id === id) || e.data.collection === 'middlewares' || e.data.collection === 'services'), resource.reload);
-  useLiveReload((e) => e.type === 'live' && e.data.resource === id, resource.reload);
+  // set while this page deletes the resource: its own delete event must not reload it (a 404)
+  const deleting = useRef(false);
+  useLiveReload(
+    (e) => !deleting.current && e.type === 'object' && ((e.data.collection === 'resources' && e.data.id === id) || e.data.collection === 'middlewares' || e.data.collection === 'services'),
+    resource.reload,
+  );
+  useLiveReload((e) => !deleting.current && e.type === 'live' && e.data.resource === id, resource.reload);
   const r = resource.data;
   const writable = canWrite(session) && r?.status === 'active';
   /** Sub-tabs hand back the updated resource, so the page never shows stale data after a write. */
@@ -47,10 +52,12 @@ export default function ResourceDetail({ params }: ScreenProps) {
             onClick={async () => {
               const what = r.source === 'local' ? 'own resource' : 'disabled resource';
               if (!confirm(`Delete the ${what} ${r.id} and all its settings?`)) return;
+              deleting.current = true;
               try {
                 await unwrap(api.DELETE('/api/resources/{id}', { params: { path: { id } } }));
                 navigate('/resources');
               } catch (err) {
+                deleting.current = false;
                 setDeleteError(err);
               }
             }}
