@@ -1,28 +1,26 @@
 /**
- * Middlewares and services of middleware-manager → ours (API.md §4.24). Matched by name: one whose
- * name we already have is not created, and assignments use ours. Each new one is checked with the
- * owning group's own rules (its hand-edit check); one that fails is skipped with the reason.
+ * Middlewares of middleware-manager → ours, and the planning middlewares and services share (API.md
+ * §4.24). Matched by name: one whose name we already have is not created, and assignments use ours.
+ * Each new one is checked with the owning group's own rules (its hand-edit check); one that fails
+ * is skipped with the reason.
  */
-import { SLUG } from '../../core/ids.ts';
-import { isObject } from '../../core/ids.ts';
+import { isObject, SLUG } from '../../core/ids.ts';
 import { uniqueSlug } from '../../model/ids.ts';
 import { MIDDLEWARE_TYPES } from '../middlewares/schemas.ts';
 import type { ErrorDetail } from '../../core/errors/app-error.ts';
-import type { MmMiddleware, MmService } from './mm-database.ts';
-import type { OurState, PlannedMiddleware, PlannedService, Skipped } from './types.ts';
+import type { MmMiddleware } from './mm-database.ts';
+import type { OurState, PlannedMiddleware, Skipped } from './types.ts';
 
 /** middleware-manager id → our id (created now or already ours); absent: not importable. */
 export type IdMap = Map<string, string>;
 
-interface Candidate<P> {
+export interface Candidate<P> {
   planned: P;
   /** middleware-manager ids this one references (chain members, service references) */
   refs: string[];
   /** JSON Pointers of those references inside `config` */
   refPaths: Set<string>;
 }
-
-const SERVICE_TYPES = new Set(['loadBalancer', 'weighted', 'mirroring', 'failover']);
 
 /** Plans the middlewares; `ids` gets every middleware-manager id that can be assigned. */
 export function planMiddlewares(
@@ -72,53 +70,7 @@ export function planMiddlewares(
   });
 }
 
-/** Plans the services; a loadBalancer of `address` servers is TCP (middleware-manager's own rule). */
-export function planServices(
-  rows: MmService[],
-  ours: OurState,
-  skipped: Skipped[],
-  warnings: string[],
-): { planned: PlannedService[]; ids: IdMap } {
-  const known = new Set(rows.map((r) => String(r.id)));
-  return planObjects<PlannedService>({
-    kind: 'service',
-    rows,
-    existing: ours.services,
-    idTaken: (id) => ours.serviceIdTaken(id),
-    build: (row, id, name, config) => {
-      if (!SERVICE_TYPES.has(row.type))
-        return `type ${row.type} is not a service type (${[...SERVICE_TYPES].join(', ')})`;
-      const protocol = streamServers(row.type, config) ? 'tcp' : 'http';
-      if (protocol === 'tcp')
-        warnings.push(
-          `service ${row.name}: servers with an address are imported as a tcp service (middleware-manager does not tell TCP from UDP)`,
-        );
-      const refs: string[] = [];
-      const refPaths = new Set<string>();
-      const copy = structuredClone(config);
-      for (const at of referenceSlots(row.type, copy)) {
-        const mm = ownReference(at.get(), known);
-        warnDangling(warnings, `service ${name}`, at.get(), known);
-        if (mm === null) continue;
-        refs.push(mm);
-        refPaths.add(at.path);
-        at.set(mm);
-      }
-      return { planned: { id, name, type: row.type, protocol, config: copy, from: String(row.id) }, refs, refPaths };
-    },
-    rewrite: (planned, ids) => {
-      for (const at of referenceSlots(planned.type, planned.config)) {
-        const value = at.get();
-        if (!value.includes('@') && ids.has(value)) at.set(ids.get(value)!);
-      }
-    },
-    check: (p) => ours.checkService(p.id, { name: p.name, type: p.type, protocol: p.protocol, config: p.config }),
-    crossCheck: healthProblem,
-    skipped,
-  });
-}
-
-interface PlanInput<P extends PlannedMiddleware> {
+export interface PlanInput<P extends PlannedMiddleware> {
   kind: 'middleware' | 'service';
   rows: MmMiddleware[];
   existing: Array<{ id: string; name: string; type: string; config: Record<string, unknown> }>;
@@ -133,7 +85,7 @@ interface PlanInput<P extends PlannedMiddleware> {
   skipped: Skipped[];
 }
 
-function planObjects<P extends PlannedMiddleware>(input: PlanInput<P>): { planned: P[]; ids: IdMap } {
+export function planObjects<P extends PlannedMiddleware>(input: PlanInput<P>): { planned: P[]; ids: IdMap } {
   const { kind, skipped } = input;
   const ids: IdMap = new Map();
   const candidates = new Map<string, Candidate<P>>();
@@ -247,7 +199,7 @@ function topological<P>(candidates: Map<string, Candidate<P>>): string[] {
 }
 
 /** `<id>@file` or a bare `<id>` naming one of the database's own objects → that id; anything else → null. */
-function ownReference(value: string, known: Set<string>): string | null {
+export function ownReference(value: string, known: Set<string>): string | null {
   const at = value.lastIndexOf('@');
   const base = at < 0 ? value : value.slice(0, at);
   const provider = at < 0 ? 'file' : value.slice(at + 1);
@@ -255,73 +207,11 @@ function ownReference(value: string, known: Set<string>): string | null {
 }
 
 /** A `<name>@file` that is not one of the database's objects is kept, with a warning: Traefik's file provider must have it. */
-function warnDangling(warnings: string[], who: string, value: string, known: Set<string>): void {
+export function warnDangling(warnings: string[], who: string, value: string, known: Set<string>): void {
   if (value.endsWith('@file') && !known.has(value.slice(0, -'@file'.length)))
     warnings.push(
       `${who} refers to ${value}, which is not in the database: kept as is (Traefik's file provider must define it)`,
     );
-}
-
-interface Slot {
-  path: string;
-  get(): string;
-  set(value: string): void;
-}
-
-/** The string references of a service config (weighted members, mirroring main and mirrors, failover pair). */
-function referenceSlots(type: string, config: Record<string, unknown>): Slot[] {
-  const slots: Slot[] = [];
-  const single = (key: string) => {
-    if (typeof config[key] === 'string')
-      slots.push({ path: `/config/${key}`, get: () => config[key] as string, set: (v) => (config[key] = v) });
-  };
-  const list = (key: string) => {
-    const items = config[key];
-    if (!Array.isArray(items)) return;
-    items.forEach((item, i) => {
-      if (isObject(item) && typeof item.name === 'string')
-        slots.push({ path: `/config/${key}/${i}/name`, get: () => item.name as string, set: (v) => (item.name = v) });
-    });
-  };
-  if (type === 'weighted') list('services');
-  if (type === 'mirroring') {
-    single('service');
-    list('mirrors');
-  }
-  if (type === 'failover') {
-    single('service');
-    single('fallback');
-  }
-  return slots;
-}
-
-const hasHealthCheck = (config: Record<string, unknown>) => isObject(config.healthCheck);
-
-/**
- * Traefik follows the health of a failover's main service (and of its fallback when the failover has
- * a healthCheck) and of every member of a weighted service with a healthCheck; a member without a
- * healthCheck disables the service. The services group checks this against stored services only.
- */
-function healthProblem(service: PlannedService, pending: Map<string, PlannedService>): string | null {
-  if (service.protocol !== 'http') return null;
-  const followed =
-    service.type === 'failover'
-      ? [service.config.service, hasHealthCheck(service.config) ? service.config.fallback : undefined]
-      : service.type === 'weighted' && hasHealthCheck(service.config)
-        ? referenceSlots('weighted', service.config).map((slot) => slot.get())
-        : [];
-  for (const ref of followed) {
-    const target = typeof ref === 'string' ? pending.get(ref) : undefined;
-    if (target && !hasHealthCheck(target.config))
-      return `Traefik follows the health of ${target.id}, which has no healthCheck: it would disable this service and its routers`;
-  }
-  return null;
-}
-
-function streamServers(type: string, config: Record<string, unknown>): boolean {
-  if (type !== 'loadBalancer' || !Array.isArray(config.servers)) return false;
-  const servers = config.servers.filter(isObject);
-  return servers.some((s) => 'address' in s) && !servers.some((s) => 'url' in s);
 }
 
 /** The JSON object in `text`, or what is wrong with it. */

@@ -5,7 +5,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { applyPlan, type ImportWriter } from './apply.ts';
 import { MmDatabaseReader } from './mm-database.ts';
-import { planMiddlewares, planServices } from './plan-objects.ts';
+import { planMiddlewares } from './plan-objects.ts';
+import { planServices } from './plan-services.ts';
 import { planResources, protocols } from './plan-resources.ts';
 import type { ImportReportBody } from './schemas.ts';
 import type { ImportPlan, OurState } from './types.ts';
