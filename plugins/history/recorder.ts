@@ -88,7 +88,12 @@ interface Group {
   requestIds: Set<string>;
   /** Date.now() of the first change. */
   since: number;
-  /** Paths of invalid-file notices and hand edits, for a message when there is no audit line. */
+  /**
+   * The file's bytes read right after this group's change (raw, redacted at commit): a later
+   * writer's change of the same file in the same window is its own commit, and this one keeps
+   * what this author wrote.
+   */
+  snapshots: Map<string, Promise<Buffer | null>>;
 }
 
 /** Paths (relative, `/`-separated) that are history: the data files, not hidden or temp ones. */
@@ -111,7 +116,10 @@ export class Recorder {
   private files = new Map<string, string>();
   private head: string | null = null;
   private commits = 0;
-  private readonly groups = new Map<string, Group>();
+  /** Pending changes in the order they came: consecutive changes of one author are one group. */
+  private groups: Group[] = [];
+  /** Snapshot reads run one after another (a sync of 10,000 files must not open them all at once). */
+  private reads: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
   private tail: Promise<void> = Promise.resolve();
   private holds = 0;
@@ -144,9 +152,18 @@ export class Recorder {
     return this.options.git;
   }
 
-  /** Subscribes to the store at once (so no change is missed), then opens the repository in the background. */
+  /** Subscribes to the store at once, so no change is missed; they are committed once openRepository() ran. */
   start(): void {
     this.unsubscribe = this.options.store.onAnyChange((event) => this.onChange(event));
+  }
+
+  /**
+   * Opens (or creates) the repository and compares the data dir with its head, in the background.
+   * Called once the app is ready: the walk reads every data file, which the first provider config
+   * need not wait for.
+   */
+  openRepository(): void {
+    if (this.closed) return;
     this.tail = this.tail.then(() => this.open());
   }
 
@@ -162,16 +179,13 @@ export class Recorder {
       // what changed while the server was down (or everything, on the first start): hand edits
       const all = await this.walk();
       for (const relative of this.files.keys()) all.add(relative);
-      const group = this.group({ author: 'gitops', source: 'file' });
-      // paths noted since the start are committed by their own authors
+      // paths noted since the start are committed by their own authors; the state found on disk
+      // is committed before them
       const noted = new Set<string>();
-      for (const other of this.groups.values()) if (other !== group) for (const p of other.paths) noted.add(p);
+      for (const other of this.groups) for (const p of other.paths) noted.add(p);
+      const group = this.newGroup({ author: 'gitops', source: 'file' });
       for (const relative of all) if (!noted.has(relative)) group.paths.add(relative);
-      // the state found on disk is committed before the changes noted while the repository opened
-      const others = [...this.groups].filter(([, g]) => g !== group);
-      this.groups.clear();
-      this.groups.set('file\0gitops', group);
-      for (const [key, g] of others) this.groups.set(key, g);
+      this.groups.unshift(group);
       this.schedule(0);
     } catch (err) {
       this.fail(err, 'the config history repository could not be opened');
@@ -201,7 +215,14 @@ export class Recorder {
     const attribution = this.attribute(event.source);
     const group = this.group(attribution);
     if (attribution.requestId) group.requestIds.add(attribution.requestId);
-    for (const relative of this.candidates(event)) group.paths.add(relative);
+    for (const relative of this.candidates(event)) {
+      group.paths.add(relative);
+      if (!relative.endsWith('*')) {
+        const read = this.reads.then(() => this.readRaw(relative));
+        this.reads = read;
+        group.snapshots.set(relative, read);
+      }
+    }
     this.schedule(this.options.batchMs);
   }
 
@@ -214,20 +235,24 @@ export class Recorder {
     return { author: `cluster:${this.options.nodeName}`, source: 'cluster' };
   }
 
+  /** The group a change joins: the last one when it is by the same author, else a new one. */
   private group(attribution: Attribution): Group {
-    const key = `${attribution.source}\0${attribution.author}`;
-    let group = this.groups.get(key);
-    if (!group) {
-      group = {
-        author: attribution.author,
-        source: attribution.source,
-        paths: new Set(),
-        requestIds: new Set(),
-        since: Date.now(),
-      };
-      this.groups.set(key, group);
-    }
+    const last = this.groups.at(-1);
+    if (last && last.author === attribution.author && last.source === attribution.source) return last;
+    const group = this.newGroup(attribution);
+    this.groups.push(group);
     return group;
+  }
+
+  private newGroup(attribution: Attribution): Group {
+    return {
+      author: attribution.author,
+      source: attribution.source,
+      paths: new Set(),
+      requestIds: new Set(),
+      since: Date.now(),
+      snapshots: new Map(),
+    };
   }
 
   /**
@@ -267,13 +292,13 @@ export class Recorder {
       return await fn();
     } finally {
       this.holds -= 1;
-      if (this.groups.size > 0) this.schedule(this.options.batchMs);
+      if (this.groups.length > 0) this.schedule(this.options.batchMs);
     }
   }
 
   /** Resolves once everything noted so far is committed (or the recorder gave up for now); for tests and shutdown. */
   async idle(): Promise<void> {
-    while (!this.closed && this.groups.size > 0 && this.available) {
+    while (!this.closed && this.groups.length > 0 && this.available) {
       await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     }
     await this.tail;
@@ -285,14 +310,15 @@ export class Recorder {
       this.schedule(this.options.batchMs);
       return;
     }
-    const due: Group[] = [];
+    // in order, up to the first group still waiting for its request's reply (its audit line)
     const nowMs = Date.now();
-    for (const [key, group] of this.groups) {
+    let count = 0;
+    for (const group of this.groups) {
       const waiting = [...group.requestIds].some((id) => !this.options.auditLine(id));
-      if (waiting && nowMs - group.since < AWAIT_REPLY_MS) continue;
-      due.push(group);
-      this.groups.delete(key);
+      if (waiting && nowMs - group.since < AWAIT_REPLY_MS) break;
+      count += 1;
     }
+    const due = this.groups.splice(0, count);
     if (due.length > 0) {
       try {
         await this.commit(due);
@@ -300,25 +326,18 @@ export class Recorder {
         this.lastError = null;
       } catch (err) {
         this.fail(err, 'config history commit failed; retrying');
-        for (const group of due) this.requeue(group);
+        this.groups.unshift(...due);
         this.retryMs = Math.min(MAX_RETRY_MS, Math.max(1000, this.retryMs * 2));
         this.schedule(this.retryMs);
         return;
       }
     }
-    if (this.groups.size > 0) this.schedule(this.options.batchMs);
+    if (this.groups.length > 0) this.schedule(this.options.batchMs);
     else {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
       for (const resolve of waiters) resolve();
     }
-  }
-
-  private requeue(group: Group): void {
-    const target = this.group(group);
-    for (const p of group.paths) target.paths.add(p);
-    for (const id of group.requestIds) target.requestIds.add(id);
-    target.since = Math.min(target.since, group.since);
   }
 
   /** Reads, redacts and commits the groups' files: one fast-import run, one commit per group with changes. */
@@ -331,7 +350,9 @@ export class Recorder {
       const paths = await this.expand(group.paths);
       const changes: { path: string; bytes: Buffer | null }[] = [];
       for (const relative of [...paths].sort()) {
-        const bytes = await this.readCommitted(relative);
+        const snapshot = group.snapshots.get(relative);
+        const raw = snapshot ? await snapshot : await this.readRaw(relative);
+        const bytes = raw === null ? null : this.redactor.redact(relative, raw);
         const id = bytes ? blobId(bytes) : undefined;
         if (id === next.get(relative)) continue;
         if (id) next.set(relative, id);
@@ -398,14 +419,14 @@ export class Recorder {
     return out;
   }
 
-  /** The bytes committed for a file now (redacted), or null when it is gone (or not a regular file). */
-  private async readCommitted(relative: string): Promise<Buffer | null> {
+  /** A file's bytes now (not redacted yet), or null when it is gone (or not a regular file). */
+  private async readRaw(relative: string): Promise<Buffer | null> {
     const file = path.join(this.options.store.dataDir, relative);
     try {
       const info = await lstat(file);
       if (!info.isFile()) return null;
       if (info.size > MAX_FILE_BYTES) return Buffer.from(`# not recorded: ${info.size} bytes\n`);
-      return this.redactor.redact(relative, await readFile(file));
+      return await readFile(file);
     } catch {
       return null;
     }
@@ -517,7 +538,7 @@ export class Recorder {
 
   status(): HistoryStatus {
     let pending = 0;
-    for (const group of this.groups.values()) pending += group.paths.size;
+    for (const group of this.groups) pending += group.paths.size;
     return {
       enabled: true,
       available: this.available,
@@ -562,8 +583,8 @@ export class Recorder {
 
   /** Commits every group now, replies awaited or not (shutdown). */
   private async flushAll(): Promise<void> {
-    const due = [...this.groups.values()];
-    this.groups.clear();
+    const due = this.groups;
+    this.groups = [];
     if (due.length > 0)
       await this.commit(due).catch((err) => this.fail(err, 'config history commit at shutdown failed'));
   }

@@ -124,3 +124,22 @@ gitTest('a hand edit saved by rename is a commit by gitops; an invalid hand edit
   t.is((await h.call('GET', '/api/history/0123456789abcdef')).status, 404);
   t.is((await h.call('GET', '/api/history/not-a-rev')).status, 422);
 });
+
+gitTest('two authors changing one file within one window: two commits, each with what its author wrote', async (t) => {
+  const h = await startHistory(t, { history: { batch_ms: 3000 } });
+  await commits(h);
+  t.is((await h.call('POST', '/api/middlewares', { body: rateLimit('Shared', 100) })).status, 201);
+  const file = path.join(h.dataDir, 'middlewares', 'shared.yaml');
+  const temp = path.join(h.dataDir, 'middlewares', '.shared.yaml.swp');
+  await writeFile(temp, (await readFile(file, 'utf8')).replace('average: 100', 'average: 7'));
+  await rename(temp, file);
+  const list = await waitFor(async () => {
+    const all = await commits(h);
+    return all[0].author === 'gitops' && all[0].files[0]?.path === 'middlewares/shared.yaml' ? all : null;
+  }, 4000);
+  const byToken = list.find((c: any) => c.author === 'ops-alice');
+  t.truthy(byToken);
+  t.regex(await h.git('show', `${byToken.rev}:middlewares/shared.yaml`), /average: 100/);
+  t.regex(await h.git('show', `${list[0].rev}:middlewares/shared.yaml`), /average: 7/);
+  t.is(await h.git('show', 'main:middlewares/shared.yaml'), await readFile(file, 'utf8'));
+});
