@@ -56,22 +56,43 @@ async function notifications(app: FastifyInstance): Promise<void> {
       throw new Error(scrub(err instanceof Error ? err.message : String(err), secretsOf(channel.type, channel.config)));
     }
   };
-  const delivery = new Delivery({
+  // events become notifications on the leader only: every node sees them, one should tell
+  // (a function declaration: the state file's error callback, built with `delivery`, raises one too)
+  function notify(notification: Notification): void {
+    if (app.cluster.isLeader()) delivery.notify(notification);
+  }
+  const delivery: Delivery = new Delivery({
     now: () => app.now(),
     channels: () => channels.channels(),
     channel: (id) => channels.channel(id),
     send,
+    // a failing write means the data dir is not writable (API.md §4.21 system, error): told once, and its end
     state: (snapshot) =>
-      new StateFile(app.store, snapshot, (err) => log.error({ err }, 'notifications: saving the queue failed')),
+      new StateFile(
+        app.store,
+        snapshot,
+        (err) => {
+          log.error({ err }, 'notifications: saving the queue failed');
+          notify({
+            category: 'system',
+            severity: 'error',
+            title: 'The data dir is not writable',
+            body: `Saving the notification queue failed: ${(err as Error).message}. Queued messages would not survive a restart, and other writes fail too.`,
+          });
+        },
+        () =>
+          notify({
+            category: 'system',
+            severity: 'info',
+            title: 'The data dir is writable again',
+            body: 'The notification queue is saved again.',
+          }),
+      ),
     log,
     tickMs: settings.tick_ms,
   });
   await delivery.open();
 
-  // events become notifications on the leader only: every node sees them, one should tell
-  const notify = (notification: Notification) => {
-    if (app.cluster.isLeader()) delivery.notify(notification);
-  };
   const sources = watchEvents({
     listen: (listener) => app.events.listen(listener),
     notify,

@@ -44,10 +44,14 @@ export class StateFile {
   private lastWrite: Promise<void> = Promise.resolve();
   private queued: Promise<void> | null = null;
 
+  /** Whether the last write failed: errors are reported once per streak, and the recovery once. */
+  private failing = false;
+
   constructor(
     private readonly store: YamlStore,
     private readonly snapshot: () => DeliveryRecord[],
     private readonly onError: (err: unknown) => void,
+    private readonly onRecovered: () => void = () => undefined,
   ) {}
 
   async load(): Promise<DeliveryRecord[]> {
@@ -65,8 +69,15 @@ export class StateFile {
       const content = JSON.stringify({ version: 1, records: this.snapshot() } satisfies StateContent);
       try {
         await this.store.writeRaw(STATE_FILE, content, 0o600, 0o700);
+        if (this.failing) {
+          this.failing = false;
+          this.onRecovered();
+        }
       } catch (err) {
-        this.onError(err);
+        if (!this.failing) {
+          this.failing = true;
+          this.onError(err);
+        }
       }
     });
     this.queued = write;

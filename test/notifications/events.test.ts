@@ -2,7 +2,7 @@
  * What raises a notification (API.md §4.21): events published on the app's real bus become messages
  * with the category and severity the spec lists, filtered per channel by categories and min_severity.
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'ava';
 import type { FastifyInstance } from 'fastify';
@@ -121,4 +121,35 @@ test('a scheduled backup that fails raises backups/error with the reason', async
   const body = JSON.parse(receiver.received[0].body);
   t.like(body, { category: 'backups', severity: 'error', title: 'Backup failed (scheduled)' });
   t.regex(body.message, /^The scheduled backup failed: ENOTDIR/);
+});
+
+test('a data dir where the queue cannot be saved raises system/error once, and its recovery', async (t) => {
+  const root = await tempDir(t);
+  const dataDir = path.join(root, 'data');
+  await mkdir(dataDir, { recursive: true });
+  // the state file's directory is a regular file: every save fails (ENOTDIR/EEXIST), also for root
+  await writeFile(path.join(dataDir, '.notifications'), 'in the way');
+  const app = await build(t, { dataDir, config: { auth: { mode: 'off' }, notifications: { tick_ms: 20 } } });
+  const receiver = await startReceiver(t);
+  await addChannel(app, {
+    name: 'ops',
+    type: 'webhook',
+    config: { url: receiver.url },
+    categories: ['system', 'config'],
+    min_severity: 'info',
+  });
+  app.notifications.notify({ category: 'config', severity: 'info', title: 'first', body: 'x' });
+  app.notifications.notify({ category: 'config', severity: 'info', title: 'second', body: 'y' });
+  await waitFor(() => receiver.received.length >= 3, 500);
+  const titles = () => receiver.received.map((request) => JSON.parse(request.body).title as string);
+  t.deepEqual(
+    titles().filter((title) => title.startsWith('The data dir')),
+    ['The data dir is not writable'],
+  );
+  const error = receiver.received.map((request) => JSON.parse(request.body)).find((body) => body.category === 'system');
+  t.like(error, { severity: 'error' });
+  await rm(path.join(dataDir, '.notifications'));
+  app.notifications.notify({ category: 'config', severity: 'info', title: 'third', body: 'z' });
+  await waitFor(() => titles().includes('The data dir is writable again'), 500);
+  t.is(titles().filter((title) => title === 'The data dir is not writable').length, 1);
 });
