@@ -128,6 +128,7 @@ async function history(app: FastifyInstance): Promise<void> {
     auditLine: (requestId) => lines.get(requestId)?.line,
   });
   recorder.start();
+  app.addHook('onReady', async () => recorder.openRepository());
   app.decorate('history', {
     status: () => recorder.status(),
     idle: () => recorder.idle(),
