@@ -107,6 +107,12 @@ export function tracked(relative: string): boolean {
 /** A request whose reply has not been sent when its batch is due is waited for at most this long. */
 const AWAIT_REPLY_MS = 5000;
 const MAX_RETRY_MS = 60_000;
+/**
+ * fast-import writes one small pack per batch; every this many batches they are folded together
+ * geometrically (`git repack --geometric=2`: only the small packs are rewritten, never the whole
+ * history), so git never has to search thousands of packs.
+ */
+const REPACK_EVERY = 20;
 /** Bytes above which a file is committed as a size note (a data file is at most 1 MiB, §3.3). */
 const MAX_FILE_BYTES = 16 * 1024 * 1024;
 
@@ -116,6 +122,7 @@ export class Recorder {
   private files = new Map<string, string>();
   private head: string | null = null;
   private commits = 0;
+  private batchesSinceRepack = 0;
   /** Pending changes in the order they came: consecutive changes of one author are one group. */
   private groups: Group[] = [];
   /** Snapshot reads run one after another (a sync of 10,000 files must not open them all at once). */
@@ -395,6 +402,12 @@ export class Recorder {
     this.lastCommitMs = Math.round(performance.now() - working);
     this.lastBatchFiles = commits.reduce((sum, c) => sum + c.changes.length, 0);
     if (this.commits > this.options.maxCommits) await this.squash();
+    else if (++this.batchesSinceRepack >= REPACK_EVERY) {
+      this.batchesSinceRepack = 0;
+      await this.options.git
+        .run(['repack', '-d', '-q', '--geometric=2'])
+        .catch((err: unknown) => this.options.log.warn({ err: String(err) }, 'config history repack failed'));
+    }
     this.schedulePush();
   }
 

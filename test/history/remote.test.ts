@@ -4,7 +4,7 @@
  * `max_commits` squashing the older history into one commit.
  */
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import test from 'ava';
@@ -73,10 +73,10 @@ gitTest(
 );
 
 gitTest(
-  'history.max_commits squashes the older history into one commit; the head tree and recent commits are kept',
+  'history.max_commits squashes the older history into one commit; the head tree and recent commits are kept; packs are folded',
   async (t) => {
     const h = await startHistory(t, { history: { max_commits: 10, batch_ms: 10 } });
-    for (let i = 0; i < 14; i++) {
+    for (let i = 0; i < 24; i++) {
       t.is((await h.call('POST', '/api/middlewares', { body: rateLimit(`Squash ${i}`) })).status, 201);
       await commits(h);
     }
@@ -86,10 +86,16 @@ gitTest(
     t.regex(oldest.message, /^squashed history: \d+ older commits/);
     t.is(oldest.author, 'stack-manager');
     t.is(list[0].author, 'ops-alice');
-    t.deepEqual(list[0].files, [{ path: 'middlewares/squash-13.yaml', change: 'added' }]);
+    t.deepEqual(list[0].files, [{ path: 'middlewares/squash-23.yaml', change: 'added' }]);
     // nothing lost: the head holds every middleware
     const tree = await h.git('ls-tree', '-r', '--name-only', 'main', 'middlewares/');
-    for (let i = 0; i < 14; i++) t.true(tree.includes(`middlewares/squash-${i}.yaml`));
+    for (let i = 0; i < 24; i++) t.true(tree.includes(`middlewares/squash-${i}.yaml`));
     t.is((await h.git('rev-list', '--count', 'main')).trim(), String(list.length));
+    // 25+ batches, one pack each from fast-import: folded by the periodic geometric repack
+    const packs = (await readdir(path.join(h.dataDir, '.history', 'objects', 'pack'))).filter((f) =>
+      f.endsWith('.pack'),
+    );
+    t.true(packs.length < 20, `${packs.length} packs`);
+    t.is((await h.git('fsck', '--no-progress', '--no-dangling')).trim(), '');
   },
 );
