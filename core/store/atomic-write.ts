@@ -103,14 +103,14 @@ export async function writeRawReplica(dataDir: string, relative: string, bytes: 
   await writeOrRemove(file, bytes, { mode });
 }
 
-/** Removes a file and makes the removal durable; false when it was already gone. */
-export async function removeDurably(file: string): Promise<boolean> {
+/** Removes a file and makes the removal durable (`syncDir` false: the caller fsyncs the dir); false when it was already gone. */
+export async function removeDurably(file: string, syncDir = true): Promise<boolean> {
   try {
     await unlink(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw err;
   }
-  await fsyncDir(path.dirname(file));
+  if (syncDir) await fsyncDir(path.dirname(file));
   return true;
 }

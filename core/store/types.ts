@@ -104,8 +104,15 @@ export interface Collection<T> {
     items: { id: string; mutate: (current: StoredObject<T> | undefined) => T | undefined }[],
     options?: Pick<WriteOptions, 'source'> & { signal?: AbortSignal },
   ): Promise<(StoredObject<T> | undefined)[]>;
+  /**
+   * Creates several new objects, all or nothing: nothing is written unless every id is free and
+   * every object valid; each file is fsynced, the dir once; a failed write removes those written.
+   */
+  createMany(items: { id: string; data: T }[], options?: Pick<WriteOptions, 'source'>): Promise<StoredObject<T>[]>;
   /** Deletes the object; false when it did not exist. */
   delete(id: string, options?: WriteOptions): Promise<boolean>;
+  /** delete() for several distinct ids under one lock, the dir fsynced once; false for each that did not exist. */
+  deleteMany(ids: string[], options?: Pick<WriteOptions, 'source'>): Promise<boolean[]>;
   /** Invalid files of this collection (hand edits). */
   invalidFiles(): InvalidFile[];
   /** Subscribes to changes; returns the unsubscribe function. */

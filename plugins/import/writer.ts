@@ -6,34 +6,38 @@ import type { ServiceCreateBody } from '../services/schemas.ts';
 import type { ImportWriter } from './apply.ts';
 
 /**
- * Middlewares and services through their groups' services; resources through their routes (the
+ * Middlewares and services through their groups' batch writes; resources through their routes (the
  * resources group exposes no write decorator), as the importing caller: same token, same checks,
  * and the history and audit log attribute the writes to it.
  */
 export function writerFor(app: FastifyInstance, request: Pick<FastifyRequest, 'id' | 'headers'>): ImportWriter {
   const description = (from: string) => `imported from middleware-manager (its id ${from})`;
   return {
-    createMiddleware: async (m) => {
-      await app.middlewares.create({
-        id: m.id,
-        name: m.name,
-        type: m.type as MiddlewareCreateBody['type'],
-        config: m.config,
-        description: description(m.from),
-      });
+    createMiddlewares: async (ms) => {
+      await app.middlewares.createMany(
+        ms.map((m) => ({
+          id: m.id,
+          name: m.name,
+          type: m.type as MiddlewareCreateBody['type'],
+          config: m.config,
+          description: description(m.from),
+        })),
+      );
     },
-    removeMiddleware: (id) => app.middlewares.remove(id, { force: true }),
-    createService: async (s) => {
-      await app.services.create({
-        id: s.id,
-        name: s.name,
-        type: s.type as ServiceCreateBody['type'],
-        protocol: s.protocol,
-        config: s.config,
-        description: description(s.from),
-      });
+    removeMiddlewares: (ids) => app.middlewares.removeMany(ids, { force: true }),
+    createServices: async (ss) => {
+      await app.services.createMany(
+        ss.map((s) => ({
+          id: s.id,
+          name: s.name,
+          type: s.type as ServiceCreateBody['type'],
+          protocol: s.protocol,
+          config: s.config,
+          description: description(s.from),
+        })),
+      );
     },
-    removeService: (id) => app.services.remove(id),
+    removeServices: (ids) => app.services.removeMany(ids),
     resource: async (method, url, body) => {
       const headers: Record<string, string> = { 'x-request-id': String(request.id) };
       if (request.headers.authorization) headers.authorization = request.headers.authorization;

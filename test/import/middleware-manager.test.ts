@@ -197,8 +197,8 @@ test.serial('a write that fails after validation rolls back every earlier write'
     // Traefik follows the health of a failover's main service: caught while planning
     { id: 'failover', name: 'Failover', type: 'failover', config: { service: 'main@file', fallback: 'backend@file' } },
     // a mirroring service follows its main service's health too: the services group sees that only
-    // once `mirror` is stored, so the failover on it fails when it is written, after the
-    // middlewares and four services were
+    // when its batch write checks `outer` after `mirror`, once the middlewares were written (they
+    // are removed again)
     { id: 'mirror', name: 'Mirror', type: 'mirroring', config: { service: 'main@file', healthCheck: {} } },
     { id: 'outer', name: 'Outer', type: 'failover', config: { service: 'mirror@file', fallback: 'backend@file' } },
   ];
