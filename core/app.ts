@@ -17,6 +17,7 @@ import { valueFault } from './nesting.ts';
 import { LazyCompiles, lazySerializers } from './lazy-compile.ts';
 import { RequestLogController } from './request-log.ts';
 import { standalone, type Cluster } from './cluster/standalone.ts';
+import { DataDirLockSignal } from './data-dir-lock.ts';
 import { FastRoutes } from './fast-routes.ts';
 
 export interface BuildOptions {
@@ -35,6 +36,8 @@ export interface BuildOptions {
   generation?: number;
   /** Cluster membership (server.ts owns it across hot reloads); default: a standalone server, its own leader. */
   cluster?: Cluster;
+  /** The data dir lock's loss (server.ts owns the lock); default: a lock that is never lost. */
+  dataDirLock?: DataDirLockSignal;
   /** Serve through an outer server (hot reload, core/app-host.ts). */
   serverFactory?: FastifyServerOptions['serverFactory'];
 }
@@ -110,6 +113,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   app.decorate('config', config);
   app.decorate('now', options.now ?? (() => new Date()));
   app.decorate('cluster', options.cluster ?? standalone());
+  app.decorate('dataDirLock', options.dataDirLock ?? new DataDirLockSignal());
   const lifecycle: Lifecycle = { restarting: false, retiring: new Set() };
   app.decorate('lifecycle', lifecycle);
   // answered before Fastify by the hot-reload host (core/fast-routes.ts); inject() always uses Fastify

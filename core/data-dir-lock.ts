@@ -48,6 +48,31 @@ export interface DataDirLock {
   release(): Promise<void>;
 }
 
+/**
+ * The data dir lock's loss as groups may follow it (`app.dataDirLock`, e.g. a notification):
+ * server.ts owns the lock across hot reloads and raises `lost` once; a test app never loses one.
+ */
+export class DataDirLockSignal {
+  readonly #listeners = new Set<(err: Error) => void>();
+
+  /** Hears the loss of the lock; returns the unsubscribe function. */
+  onLost(listener: (err: Error) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Tells every listener; one that throws does not stop the others. */
+  lost(err: Error): void {
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(err);
+      } catch {
+        // a listener's failure is its own; the loss is logged by server.ts anyway
+      }
+    }
+  }
+}
+
 function readOwner(dataDir: string): LockOwner | null {
   try {
     const owner = JSON.parse(readFileSync(path.join(dataDir, OWNER_NAME), 'utf8')) as LockOwner;

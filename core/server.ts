@@ -5,7 +5,7 @@ import pino, { type Logger } from 'pino';
 import { ConfigError, loadConfig } from './config/load.ts';
 import type { AppConfig } from './config/schema.ts';
 import { AppHost } from './app-host.ts';
-import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
+import { DataDirLockSignal, lockDataDir, type DataDirLock } from './data-dir-lock.ts';
 import { standalone, type Cluster } from './cluster/standalone.ts';
 import { ensureWritableDir, isPermissionError, StartupError, whoAmI } from './startup-checks.ts';
 import { readConfigSnapshot } from './config-snapshot.ts';
@@ -38,15 +38,17 @@ function exitOnSetupError(err: unknown): never | void {
 }
 
 /** Checks the data and backup dirs and takes the data dir's lock. */
-async function prepareDirs(config: AppConfig, logger: Logger): Promise<DataDirLock> {
+async function prepareDirs(config: AppConfig, logger: Logger, signal: DataDirLockSignal): Promise<DataDirLock> {
   ensureWritableDir({ key: 'storage.data_dir', env: 'DATA_DIR', dir: config.storage.data_dir });
   ensureWritableDir({ key: 'backup.dir', env: 'BACKUP_DIR', dir: config.backup.dir });
   return lockDataDir(config.storage.data_dir, {
-    onLost: (err) =>
+    onLost: (err) => {
       logger.error(
         { err: { message: err.message } },
         'the data dir lock was lost (removed or not refreshed): another process may take it',
-      ),
+      );
+      signal.lost(err);
+    },
   });
 }
 
@@ -72,8 +74,10 @@ export async function runServer(groupsOrLoader: BuiltinGroup[] | (() => Promise<
   const destination = pino.destination({ dest: 1, sync: true });
   const logger = pino({ level: config.log.level }, destination);
   let lock: DataDirLock | null = null;
+  // outlives hot reloads like the lock: every instance built hears its loss
+  const lockSignal = new DataDirLockSignal();
   try {
-    lock = await prepareDirs(config, logger);
+    lock = await prepareDirs(config, logger, lockSignal);
   } catch (err) {
     exitOnSetupError(err);
     throw err;
@@ -98,6 +102,7 @@ export async function runServer(groupsOrLoader: BuiltinGroup[] | (() => Promise<
         generation,
         serverFactory,
         cluster,
+        dataDirLock: lockSignal,
         logStream: destination,
       });
     },

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { AppConfig } from './config/schema.ts';
 import type { YamlStore } from './store/types.ts';
 import type { Cluster } from './cluster/standalone.ts';
+import type { DataDirLockSignal } from './data-dir-lock.ts';
 import type { FastRoutes } from './fast-routes.ts';
 
 /**
@@ -40,6 +41,8 @@ declare module 'fastify' {
     now: () => Date;
     /** Cluster membership: `isLeader()` gates the singleton work (always true on a standalone server). */
     cluster: Cluster;
+    /** The data dir lock's loss, for groups that tell of it (server.ts raises it). */
+    dataDirLock: DataDirLockSignal;
     /** Set by the hot-reload host before it closes a replaced instance: close WebSockets with 1012. */
     lifecycle: Lifecycle;
     /** GET routes the server answers before Fastify when their whole behaviour is known (issue 11). */

@@ -62,6 +62,8 @@ async function containers(app: FastifyInstance): Promise<void> {
     now: () => app.now(),
     log: app.log.child({ component: 'containers' }),
     notify: (change) => app.events.publish('container', change),
+    onUpdateAvailable: ({ service, image, current_digest, latest_digest }) =>
+      app.events.publish('image_update', { service, image, current_digest, latest_digest }),
     assertFree: (name) => updates.assertFree(name),
   });
   await app.register(routes, { service });

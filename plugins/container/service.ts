@@ -20,6 +20,8 @@ export interface ContainerServiceOptions {
   log: FastifyBaseLogger;
   /** Hears of each start/stop/restart done through act(), with the state Docker reports after it: the `container` event. */
   notify?: (change: { name: string; state: string }) => void;
+  /** Hears of each image update found by a check, once per service and new registry digest: the `image_update` event. */
+  onUpdateAvailable?: (update: ImageUpdateView) => void;
   /** Throws 409 `busy` when an update job holds the container. */
   assertFree?: (name: string) => void;
 }
@@ -38,6 +40,8 @@ async function orNull<T>(work: Promise<T>): Promise<T | null> {
 
 export class ContainerService {
   private readonly registry: RegistryDigestCache;
+  /** The registry digest last announced as an update, per service: a later check of it is no news. */
+  private readonly announced = new Map<string, string>();
 
   constructor(private readonly options: ContainerServiceOptions) {
     this.registry = new RegistryDigestCache(
@@ -125,9 +129,23 @@ export class ContainerService {
         return inspect ? this.updateOf(nameOf(summary), inspect.Config.Image, inspect.Image, refresh) : null;
       }),
     );
-    return results
+    const found = results
       .filter((r): r is ImageUpdateView => r !== null)
       .sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : 0));
+    for (const update of found) this.announce(update);
+    return found;
+  }
+
+  /** Tells of an available update once per service and latest digest. */
+  private announce(update: ImageUpdateView): void {
+    if (update.update_available !== true || update.latest_digest === null) {
+      // up to date again (updated, or the registry went back): a later new digest is news again
+      if (update.update_available === false) this.announced.delete(update.service);
+      return;
+    }
+    if (this.announced.get(update.service) === update.latest_digest) return;
+    this.announced.set(update.service, update.latest_digest);
+    this.options.onUpdateAvailable?.(update);
   }
 
   /** `imageId` is what the container runs: the tag may point at a newer pull (a rolled-back update), which it does not run. */

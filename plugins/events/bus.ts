@@ -15,11 +15,21 @@ export const EVENT_TYPES = [
   'diagnosis',
   // certificate expiry (§4.21 certs): `{cn, not_after, days_left, threshold, source}`, class C like live
   'certificate',
+  // manual CrowdSec decisions (§4.21 security): `{action: added|deleted|unbanned, value, type, duration, by}`
+  'decision',
+  // a stack container's image has a newer registry digest (§4.21 containers): once per new digest
+  'image_update',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** Events of class-O groups: only streams whose token may use operation routes get them. */
-export const OPERATION_EVENT_TYPES: ReadonlySet<EventType> = new Set<EventType>(['job', 'container', 'backup']);
+export const OPERATION_EVENT_TYPES: ReadonlySet<EventType> = new Set<EventType>([
+  'job',
+  'container',
+  'backup',
+  'decision',
+  'image_update',
+]);
 
 export interface EventBus {
   /** Publish one event (API.md §4.17) to every SSE subscriber allowed to see it; never throws, never blocks. */

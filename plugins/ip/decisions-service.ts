@@ -89,16 +89,17 @@ export class DecisionService {
     };
   }
 
-  /** Deletes one active decision; 404 when no active decision has that id. */
-  async delete(id: number): Promise<number | null> {
+  /** Deletes one active decision (404 when no active decision has that id); answers what it was and `effective_within_s`. */
+  async delete(id: number): Promise<{ removed: LapiDecision; effectiveWithinS: number | null }> {
     const { crowdsec } = this.options;
     if (!crowdsec.hasMachine()) throw ipErrors.noMachine('delete decisions');
     if (!crowdsec.hasBouncer()) throw ipErrors.noBouncer();
     // LAPI answers 500 for an unknown id and 200 again for one already deleted: look first
     const active = await upstream(() => crowdsec.listDecisions());
-    if (!active.some((d) => d.id === id)) throw ipErrors.decisionNotFound(id);
+    const removed = active.find((d) => d.id === id);
+    if (!removed) throw ipErrors.decisionNotFound(id);
     await upstream(() => crowdsec.deleteDecision(id));
-    return this.options.effectiveWithinS();
+    return { removed, effectiveWithinS: this.options.effectiveWithinS() };
   }
 }
 

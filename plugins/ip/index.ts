@@ -4,7 +4,7 @@
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { APP_VERSION } from '../../core/version.ts';
 import { isTrue } from '../../model/schemas.ts';
 import { paginate } from '../../model/http.ts';
@@ -19,7 +19,7 @@ import {
   listAllowlistSchema,
   listDecisionsSchema,
 } from './decision-schemas.ts';
-import { DecisionService } from './decisions-service.ts';
+import { DEFAULT_DECISION_DURATION, DecisionService } from './decisions-service.ts';
 import { effectiveWithinS } from './effective.ts';
 import { PublicIpFinder } from './public-ip.ts';
 import { blockedSchema, publicSchema, securitySchema, unbanSchema } from './schemas.ts';
@@ -87,14 +87,27 @@ async function ip(app: FastifyInstance): Promise<void> {
     allowlist.stop();
     closing.abort();
   });
-  await app.register(routes, { service });
-  await app.register(decisionRoutes, { decisions, allowlist });
+  // manual bans and unbans (API.md §4.21 security): who did what, never a credential
+  const published: Published = (request, data) =>
+    app.events.publish('decision', { ...data, by: request.principal?.name ?? 'anonymous' });
+  await app.register(routes, { service, published });
+  await app.register(decisionRoutes, { decisions, allowlist, published });
 }
+
+/** Publishes one `decision` event for a request: `{action, value, type, duration}` plus `by` (the token name). */
+type Published = (
+  request: FastifyRequest,
+  data: { action: 'added' | 'deleted' | 'unbanned'; value: string; type: string | null; duration: string | null },
+) => void;
 
 /** Decisions and the allowlist (API.md §4.23), in their own scope. */
 async function decisionRoutes(
   parent: FastifyInstance,
-  { decisions, allowlist }: { decisions: DecisionService; allowlist: AllowlistService },
+  {
+    decisions,
+    allowlist,
+    published,
+  }: { decisions: DecisionService; allowlist: AllowlistService; published: Published },
 ): Promise<void> {
   const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
   const config = { auth: 'operations' as const };
@@ -109,6 +122,13 @@ async function decisionRoutes(
   scope.post('/api/ip/decisions', { config, schema: createDecisionSchema }, async (request, reply) => {
     const result = await decisions.add(request.body);
     request.log.info({ value: request.body.value, ids: result.decisions.map((d) => d.id) }, 'CrowdSec decision added');
+    const [first] = result.decisions;
+    published(request, {
+      action: 'added',
+      value: first?.value ?? request.body.value,
+      type: first?.type ?? request.body.type ?? 'ban',
+      duration: request.body.duration ?? DEFAULT_DECISION_DURATION,
+    });
     const query = new URLSearchParams({ value: result.decisions[0]?.value ?? request.body.value });
     return effectiveHeader(reply, result.effective_within_s)
       .code(201)
@@ -118,9 +138,10 @@ async function decisionRoutes(
 
   scope.delete('/api/ip/decisions/:id', { config, schema: deleteDecisionSchema }, async (request, reply) => {
     const id = Number(request.params.id);
-    const seconds = await decisions.delete(id);
+    const { removed, effectiveWithinS } = await decisions.delete(id);
     request.log.info({ id }, 'CrowdSec decision deleted');
-    return effectiveHeader(reply, seconds).code(204).send();
+    published(request, { action: 'deleted', value: removed.value, type: removed.type, duration: removed.duration });
+    return effectiveHeader(reply, effectiveWithinS).code(204).send();
   });
 
   scope.get('/api/ip/allowlist', { config, schema: listAllowlistSchema }, async (request, reply) =>
@@ -142,7 +163,10 @@ async function decisionRoutes(
 }
 
 /** The HTTP routes, in their own scope. */
-async function routes(parent: FastifyInstance, { service }: { service: IpService }): Promise<void> {
+async function routes(
+  parent: FastifyInstance,
+  { service, published }: { service: IpService; published: Published },
+): Promise<void> {
   const scope = parent.withTypeProvider<TypeBoxTypeProvider>();
   const config = { auth: 'operations' as const };
 
@@ -168,12 +192,13 @@ async function routes(parent: FastifyInstance, { service }: { service: IpService
       { ip, deleted: result.deleted, still_blocked: result.still_blocked },
       'CrowdSec decisions deleted',
     );
+    if (result.deleted > 0) published(request, { action: 'unbanned', value: ip, type: null, duration: null });
     return result;
   });
 }
 
 export default fp(ip, {
   name: 'ip',
-  dependencies: ['health', 'middlewares'],
-  decorators: { fastify: ['config', 'now', 'health', 'middlewares', 'store'] },
+  dependencies: ['health', 'middlewares', 'events'],
+  decorators: { fastify: ['config', 'now', 'health', 'middlewares', 'store', 'events'] },
 });

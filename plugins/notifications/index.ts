@@ -16,7 +16,7 @@ import { historySince } from './history.ts';
 import { ChannelFile, schemas, type ChannelData, type ChannelView } from './schemas.ts';
 import { scrub, secretsOf } from './secrets.ts';
 import { senderFor, type OutgoingMessage } from './senders/index.ts';
-import { watchEvents } from './sources.ts';
+import { watchEvents, watchSystem } from './sources.ts';
 import { StateFile } from './state-file.ts';
 
 /** What other groups use: delivery counters (metrics), and raising a notification directly. */
@@ -100,6 +100,12 @@ async function notifications(app: FastifyInstance): Promise<void> {
     nowMs: () => app.now().getTime(),
   });
   delivery.onTick.add((nowMs) => sources.tick(nowMs));
+  const stopSystem = watchSystem({
+    onLeadership: (listener) => app.cluster.onLeadership(listener),
+    onLockLost: (listener) => app.dataDirLock.onLost(listener),
+    nodeName: app.cluster.nodeName,
+    notify,
+  });
   const { crowdsec } = app.config;
   if (crowdsec.bouncer_key !== '') {
     const digest = new CrowdSecDigest({
@@ -128,6 +134,7 @@ async function notifications(app: FastifyInstance): Promise<void> {
   app.lifecycle.retiring.add(() => delivery.pause(app.lifecycle.restarting));
   app.addHook('onClose', async () => {
     sources.stop();
+    stopSystem();
     await delivery.close();
   });
 
@@ -229,5 +236,5 @@ async function routes(parent: FastifyInstance, { channels, delivery, test }: Rou
 export default fp(notifications, {
   name: 'notifications',
   dependencies: ['events'],
-  decorators: { fastify: ['config', 'store', 'now', 'events', 'cluster', 'lifecycle'] },
+  decorators: { fastify: ['config', 'store', 'now', 'events', 'cluster', 'lifecycle', 'dataDirLock'] },
 });

@@ -2,7 +2,8 @@
  * What raises a notification (API.md §4.21 categories and severities), from the events of the bus
  * (§4.17, §4.19): live status and findings, upstream reachability (reported once it has failed for
  * `notifications.upstream_down_after_s`, and its return), jobs, containers, backups, invalid hand
- * edits, config changes and certificate expiry.
+ * edits, config changes, certificate expiry, manual CrowdSec decisions and image updates. The
+ * `system` sources that are no bus events (leader change, lock lost) are in `watchSystem`.
  */
 import type { EventListener, EventType } from '../events/index.ts';
 import type { Notification } from './delivery.ts';
@@ -161,6 +162,25 @@ export function watchEvents(options: SourceOptions): { tick(nowMs: number): void
         body: `${collection}${id ? ` ${id}` : ''} was ${action} ${how}.`,
       });
     },
+    decision: (data) => {
+      const [action, value, type, by] = [text(data.action), text(data.value), text(data.type), text(data.by)];
+      const titles: Record<string, [string, string]> = {
+        added: [`Manual ${type}: ${value}`, `${by} added a ${type} on ${value} for ${text(data.duration)}.`],
+        deleted: [`Decision removed: ${type} on ${value}`, `${by} deleted the ${type} decision on ${value}.`],
+        unbanned: [`Unbanned: ${value}`, `${by} removed every decision on ${value} (unban).`],
+      };
+      const [title, body] = titles[action] ?? [`Decision ${action}: ${value}`, `${by}: ${action} ${value}.`];
+      notify({ category: 'security', severity: 'info', title, body });
+    },
+    image_update: (data) => {
+      const [service, image] = [text(data.service), text(data.image)];
+      notify({
+        category: 'containers',
+        severity: 'info',
+        title: `Image update available: ${service}`,
+        body: `The registry has a newer ${image} for ${service}: ${text(data.latest_digest)} (running ${text(data.current_digest)}). POST /api/container/update applies it.`,
+      });
+    },
     certificate: (data) => {
       const threshold = Number(data.threshold);
       const days = Number(data.days_left);
@@ -193,5 +213,41 @@ export function watchEvents(options: SourceOptions): { tick(nowMs: number): void
       }
     },
     stop,
+  };
+}
+
+export interface SystemSourceOptions {
+  /** `app.cluster.onLeadership`. */
+  onLeadership: (listener: (leading: boolean) => void) => () => void;
+  /** `app.dataDirLock.onLost`. */
+  onLockLost: (listener: (err: Error) => void) => () => void;
+  nodeName: string;
+  notify: (notification: Notification) => void;
+}
+
+/** API.md §4.21 system: this node taking over as cluster leader (warning), the data dir lock lost (error). */
+export function watchSystem(options: SystemSourceOptions): () => void {
+  const { notify, nodeName } = options;
+  // the node that takes over tells (notifications go out from the leader only; the one demoted may not reach etcd)
+  const stopLeadership = options.onLeadership((leading) => {
+    if (leading)
+      notify({
+        category: 'system',
+        severity: 'warning',
+        title: `Cluster leader change: ${nodeName} leads`,
+        body: `Node ${nodeName} is now the cluster leader and runs the singleton work (discovery sync, backups, update jobs, notifications). The previous leader stopped, lost etcd or its lease.`,
+      });
+  });
+  const stopLock = options.onLockLost((err) =>
+    notify({
+      category: 'system',
+      severity: 'error',
+      title: 'The data dir lock was lost',
+      body: `The lock of the data dir was removed or could not be refreshed (${err.message}): another Stack Manager may start writing the same data dir. Restart this one once only one runs.`,
+    }),
+  );
+  return () => {
+    stopLeadership();
+    stopLock();
   };
 }

@@ -19,6 +19,10 @@ export interface BuildTestOptions {
   logger?: BuildOptions['logger'];
   /** Capture the production logger's lines (its level comes from config.log.level, e.g. {log: {level: 'info'}}). */
   logStream?: NodeJS.WritableStream;
+  /** Cluster membership (default: standalone). */
+  cluster?: BuildOptions['cluster'];
+  /** The data dir lock's loss signal (default: never lost). */
+  dataDirLock?: BuildOptions['dataDirLock'];
 }
 
 export async function tempDir(t: ExecutionContext, prefix = 'sm-test-'): Promise<string> {
@@ -60,6 +64,8 @@ export async function build(t: ExecutionContext, options: BuildTestOptions = {})
     logger: options.logStream ? undefined : (options.logger ?? false),
     logStream: options.logStream,
     now: options.now,
+    cluster: options.cluster,
+    dataDirLock: options.dataDirLock,
   });
   t.teardown(() => app.close());
   await app.ready();

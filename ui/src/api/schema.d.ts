@@ -3572,7 +3572,7 @@ export interface paths {
                 query?: {
                     /** @description API token (EventSource cannot set headers); redacted in logs */
                     access_token?: string;
-                    /** @description comma list of event types (object, provider, invalid_file, upstream, job, container, backup, live, diagnosis, certificate); default all */
+                    /** @description comma list of event types (object, provider, invalid_file, upstream, job, container, backup, live, diagnosis, certificate, decision, image_update); default all */
                     types?: string;
                 };
                 header?: {

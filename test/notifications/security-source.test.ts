@@ -1,0 +1,97 @@
+/**
+ * API.md §4.21 `security`: manual bans and unbans (info), from the routes of §4.23 and §4.12 on a
+ * private real CrowdSec LAPI, through the `decision` event to a real webhook receiver. The event and
+ * the message name the token, never a credential.
+ */
+import anyTest, { type TestFn } from 'ava';
+import type { EventType } from '../../plugins/events/index.ts';
+import { build } from '../helpers/build.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { crowdsecConfig, hasCommands, startLapi, type Lapi } from '../ip/support.ts';
+import { addChannel, quietUpstream, startReceiver } from './support.ts';
+
+const test = anyTest as TestFn<{ lapi?: Lapi }>;
+const ok = hasCommands('crowdsec', 'cscli');
+if (!ok) console.warn('SKIP notifications security tests: crowdsec/cscli not installed (apt-get install crowdsec)');
+const lapiTest = ok ? test.serial : test.serial.skip;
+
+test.before(async (t) => {
+  if (ok) t.context.lapi = await startLapi();
+});
+test.after.always(async (t) => {
+  await t.context.lapi?.stop();
+});
+
+lapiTest('a manual ban, its deletion and an unban each raise security/info and a decision event', async (t) => {
+  const { lapi } = t.context;
+  const app = await build(t, {
+    config: {
+      ...crowdsecConfig(lapi!),
+      notifications: { tick_ms: 20, ...quietUpstream, crowdsec_digest_s: 86_400 },
+    },
+  });
+  const events: Array<{ type: EventType; data: Record<string, unknown> }> = [];
+  app.events.listen((type, data) => {
+    if (type === 'decision') events.push({ type, data: data as Record<string, unknown> });
+  });
+  const receiver = await startReceiver(t);
+  await addChannel(app, {
+    name: 'sec',
+    type: 'webhook',
+    config: { url: receiver.url },
+    categories: ['security'],
+    min_severity: 'info',
+  });
+  const titles = () => receiver.received.map((request) => JSON.parse(request.body) as Record<string, string>);
+
+  const added = await app.inject({
+    method: 'POST',
+    url: '/api/ip/decisions',
+    payload: { value: '192.0.2.77', duration: '2h', reason: 'manual test' },
+  });
+  t.is(added.statusCode, 201, added.body);
+  const id = added.json().decisions[0].id as number;
+  const deleted = await app.inject({ method: 'DELETE', url: `/api/ip/decisions/${id}` });
+  t.is(deleted.statusCode, 204, deleted.body);
+  const again = await app.inject({ method: 'POST', url: '/api/ip/decisions', payload: { value: '192.0.2.78' } });
+  t.is(again.statusCode, 201, again.body);
+  const unban = await app.inject({ method: 'POST', url: '/api/ip/unban', payload: { ip: '192.0.2.78' } });
+  t.is(unban.statusCode, 200, unban.body);
+  t.is(unban.json().deleted, 1);
+  // an unban that deleted nothing is no news
+  const none = await app.inject({ method: 'POST', url: '/api/ip/unban', payload: { ip: '192.0.2.79' } });
+  t.is(none.json().deleted, 0);
+  // a refused ban (bad value) neither
+  const bad = await app.inject({ method: 'POST', url: '/api/ip/decisions', payload: { value: 'not-an-ip' } });
+  t.is(bad.statusCode, 422);
+
+  t.deepEqual(
+    events.map((event) => event.data),
+    [
+      { action: 'added', value: '192.0.2.77', type: 'ban', duration: '2h', by: 'anonymous' },
+      { action: 'deleted', value: '192.0.2.77', type: 'ban', duration: events[1]?.data.duration, by: 'anonymous' },
+      { action: 'added', value: '192.0.2.78', type: 'ban', duration: '4h', by: 'anonymous' },
+      { action: 'unbanned', value: '192.0.2.78', type: null, duration: null, by: 'anonymous' },
+    ],
+  );
+  // a deletion tells the time the decision had left, as LAPI reports it
+  t.regex(String(events[1]?.data.duration), /^1h59m/);
+  await waitFor(() => receiver.received.length >= 4, 2_000);
+  t.deepEqual(
+    titles().map((body) => `${body.category} ${body.severity} ${body.title}`),
+    [
+      'security info Manual ban: 192.0.2.77',
+      'security info Decision removed: ban on 192.0.2.77',
+      'security info Manual ban: 192.0.2.78',
+      'security info Unbanned: 192.0.2.78',
+    ],
+  );
+  t.is(titles()[0].message, 'anonymous added a ban on 192.0.2.77 for 2h.');
+  t.is(titles()[3].message, 'anonymous removed every decision on 192.0.2.78 (unban).');
+  // no credential of the LAPI in any message
+  for (const request of receiver.received) {
+    t.false(request.body.includes(lapi!.env.CROWDSEC_BOUNCER_KEY));
+    t.false(request.body.includes(lapi!.env.CROWDSEC_MACHINE_PASSWORD));
+  }
+  t.is(receiver.received.length, 4);
+});
