@@ -83,6 +83,21 @@ const RECHECK_AFTER_WRITE_MS = 1200;
 type AnyListener = (event: AnyChangeEvent) => void;
 
 /**
+ * How long chokidar may stay silent about a path after reporting it: a `change` within 50 ms of the
+ * previous one is dropped (see Store.schedule); 60 ms leaves a margin for timer granularity.
+ */
+const WATCHER_THROTTLE_MS = 60;
+
+/** An open debounce window of one file: events inside it are coalesced into one closing read. */
+interface DebounceWindow {
+  timer: NodeJS.Timeout | undefined;
+  /** How the closing read judges the file. */
+  attempt: Attempt;
+  /** Date.now() when the timer fires. */
+  closesAt: number;
+}
+
+/**
  * Paths the watcher never reports: hidden files and dirs (`.cache`, temp files, editors' swap
  * files), `*.tmp`, lock dirs and the audit log. Called for every entry of every directory scan, so
  * it looks at the base name only (chokidar does not descend into an ignored dir).
@@ -109,8 +124,8 @@ class Store implements YamlStore {
   /** Date.now() at open(): startWatching() catches up on files modified since. */
   private openedAt = 0;
   private readonly anyListeners = new Set<AnyListener>();
-  /** Open debounce windows per file: events inside one are coalesced into one trailing read. */
-  private readonly windows = new Map<string, { timer: NodeJS.Timeout; dirty: boolean; attempt: Attempt }>();
+  /** Open debounce windows per file: events inside one are coalesced into one closing read. */
+  private readonly windows = new Map<string, DebounceWindow>();
   /** Reads of one file run one after another. */
   private readonly chains = new Map<string, Promise<void>>();
   private readonly inFlight = new Set<Promise<unknown>>();
@@ -417,28 +432,47 @@ class Store implements YamlStore {
   /**
    * Debounce with a leading edge (API.md §3.3: 300 ms per file). The first event of a burst is
    * read at once and applied only if the file is valid, so an edit is served within milliseconds;
-   * events inside the window are coalesced into one read when it closes, which also catches a
-   * file caught half-written by the leading read.
+   * the window then always ends with one more read (of the bytes as they are by then: unchanged
+   * ones cost a hash), which also catches a file caught half-written by the leading read.
+   *
+   * That closing read is not optional: chokidar does not report every change. It drops a `change`
+   * that comes within 50 ms of the previous one for the same path, and an fs.watch callback within
+   * 5 ms of the previous one, with no trailing event (chokidar 4, `_throttle`). A second hand edit
+   * made up to 50 ms after the first (two saves, an in-place write's truncate then its write) was
+   * never reported; when the window had seen no second event it closed without reading, and the
+   * edit was lost until the file changed again (test/core/hand-edit-timing: 22 of 144 edits lost,
+   * all 0-50 ms after a hand edit). Every event therefore also keeps its window open until
+   * WATCHER_THROTTLE_MS after it, so the closing read comes after anything chokidar swallowed.
    */
   private schedule(file: string, attempt: Attempt = 'leading'): void {
     if (this.closed) return;
     const open = this.windows.get(file);
     if (open) {
-      open.dirty = true;
       if (attempt === 'final') open.attempt = 'final';
+      // an event near the end of the window: the closing read must come after what chokidar may
+      // swallow behind it
+      if (open.closesAt - Date.now() < WATCHER_THROTTLE_MS) this.armWindow(file, open, WATCHER_THROTTLE_MS);
       return;
     }
-    const window = {
-      dirty: attempt !== 'leading',
-      attempt: attempt === 'leading' ? ('normal' as Attempt) : attempt,
-      timer: undefined as unknown as NodeJS.Timeout,
+    const window: DebounceWindow = {
+      attempt: attempt === 'leading' ? 'normal' : attempt,
+      timer: undefined,
+      closesAt: 0,
     };
-    window.timer = setTimeout(() => {
-      this.windows.delete(file);
-      if (window.dirty) this.enqueue(file, window.attempt);
-    }, this.options.debounceMs ?? 300);
+    this.armWindow(file, window, Math.max(this.options.debounceMs ?? 300, WATCHER_THROTTLE_MS));
     this.windows.set(file, window);
     if (attempt === 'leading') this.enqueue(file, 'leading');
+  }
+
+  /** (Re)starts a window's timer: it closes `ms` from now with a read. */
+  private armWindow(file: string, window: DebounceWindow, ms: number): void {
+    clearTimeout(window.timer);
+    window.closesAt = Date.now() + ms;
+    window.timer = setTimeout(() => {
+      if (this.windows.get(file) !== window) return;
+      this.windows.delete(file);
+      this.enqueue(file, window.attempt);
+    }, ms);
   }
 
   private enqueue(file: string, attempt: Attempt): void {
@@ -452,10 +486,9 @@ class Store implements YamlStore {
     );
   }
 
+  /** Makes sure the file is read once more: by its open window's closing read, else by a new window. */
   private markDirty(file: string): void {
-    const window = this.windows.get(file);
-    if (window) window.dirty = true;
-    else this.schedule(file, 'normal');
+    if (!this.windows.has(file)) this.schedule(file, 'normal');
   }
 
   /**
