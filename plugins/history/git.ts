@@ -31,6 +31,8 @@ export interface GitRunOptions {
   env?: Record<string, string>;
   /** Exit codes that are not failures (e.g. 1 for `rev-parse --verify --quiet` of a missing ref). */
   okCodes?: number[];
+  /** The process is killed (SIGKILL) after this long and the call rejects; default 120 s. */
+  timeoutMs?: number;
 }
 
 /** Git's blob id of some bytes (sha1 of `blob <size>\0<bytes>`), computed without a process. */
@@ -66,12 +68,20 @@ export class Git {
         },
         stdio: ['pipe', 'pipe', 'pipe'],
       });
+      const timeoutMs = options.timeoutMs ?? 120_000;
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      timer.unref?.();
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
       child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
       child.on('error', (error) => reject(new GitError(`git ${args[0]}: ${error.message}`, null, '')));
-      child.on('close', (code) => {
+      child.on('close', (code, signal) => {
+        clearTimeout(timer);
+        if (signal === 'SIGKILL') {
+          reject(new GitError(`git ${args[0]} did not finish within ${timeoutMs} ms`, null, ''));
+          return;
+        }
         const stderr = Buffer.concat(err).toString('utf8').trim();
         if (code === 0 || (code !== null && options.okCodes?.includes(code)))
           resolve({ stdout: Buffer.concat(out), code });

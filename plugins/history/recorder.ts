@@ -113,6 +113,10 @@ const MAX_RETRY_MS = 60_000;
  * history), so git never has to search thousands of packs.
  */
 const REPACK_EVERY = 20;
+/** A push that hangs (an unreachable remote) is cut and retried. */
+const PUSH_TIMEOUT_MS = 60_000;
+/** Shutdown waits this long for a push in progress (the commits are safe locally either way). */
+const CLOSE_PUSH_WAIT_MS = 2_000;
 /** Bytes above which a file is committed as a size note (a data file is at most 1 MiB, §3.3). */
 const MAX_FILE_BYTES = 16 * 1024 * 1024;
 
@@ -513,6 +517,7 @@ export class Recorder {
     try {
       await this.options.git.run([...helper, 'push', '--quiet', '--force', remote.url, `${head}:${REF}`], {
         env: { SM_GIT_USER: remote.username, SM_GIT_PASS: remote.password },
+        timeoutMs: PUSH_TIMEOUT_MS,
       });
       this.pushedHead = head;
       this.lastPushAt = this.now().toISOString();
@@ -590,7 +595,11 @@ export class Recorder {
     await this.tail.catch(() => undefined);
     this.closed = true;
     if (this.pushTimer) clearTimeout(this.pushTimer);
-    await this.pushing;
+    if (this.pushing) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.pushing, new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_PUSH_WAIT_MS)))]);
+      clearTimeout(timer);
+    }
     for (const resolve of this.idleWaiters) resolve();
   }
 
