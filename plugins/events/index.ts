@@ -127,7 +127,7 @@ async function routes(
       schema: {
         tags: ['events'],
         summary:
-          'Server-Sent Events stream of changes (object, provider, invalid_file, upstream; job, container, backup with an operations token)',
+          'Server-Sent Events stream of changes (object, provider, invalid_file, upstream, live, diagnosis, certificate; job, container, backup, decision, image_update with an operations token)',
         querystring: EventsQuery,
         headers: EventsHeaders,
         response: {

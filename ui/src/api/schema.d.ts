@@ -3566,7 +3566,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Server-Sent Events stream of changes (object, provider, invalid_file, upstream; job, container, backup with an operations token) */
+        /** Server-Sent Events stream of changes (object, provider, invalid_file, upstream, live, diagnosis, certificate; job, container, backup, decision, image_update with an operations token) */
         get: {
             parameters: {
                 query?: {
