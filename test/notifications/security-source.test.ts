@@ -95,3 +95,53 @@ lapiTest('a manual ban, its deletion and an unban each raise security/info and a
   }
   t.is(receiver.received.length, 4);
 });
+
+lapiTest('with tokens, the message names the operator token, never its secret', async (t) => {
+  const { lapi } = t.context;
+  const app = await build(t, {
+    config: {
+      ...crowdsecConfig(lapi!),
+      auth: { mode: 'ops' },
+      notifications: { tick_ms: 20, ...quietUpstream, crowdsec_digest_s: 86_400 },
+    },
+  });
+  const operator = await app.auth.create('ops-alice', 'operator');
+  if (operator === 'exists') throw new Error('token exists');
+  const headers = { authorization: `Bearer ${operator.token}` };
+  const seen: string[] = [];
+  app.events.listen((type, data) => {
+    if (type === 'decision') seen.push(JSON.stringify(data));
+  });
+  const receiver = await startReceiver(t);
+  const channel = await app.inject({
+    method: 'POST',
+    url: '/api/notifications/channels',
+    headers,
+    payload: {
+      name: 'sec',
+      type: 'webhook',
+      config: { url: receiver.url },
+      categories: ['security'],
+      min_severity: 'info',
+    },
+  });
+  t.is(channel.statusCode, 201, channel.body);
+
+  const added = await app.inject({
+    method: 'POST',
+    url: '/api/ip/decisions',
+    headers,
+    payload: { value: '198.51.100.0/24', type: 'captcha', duration: '30m' },
+  });
+  t.is(added.statusCode, 201, added.body);
+  await waitFor(() => receiver.received.length >= 1, 2_000);
+  const body = JSON.parse(receiver.received[0].body) as Record<string, string>;
+  t.like(body, { category: 'security', severity: 'info', title: 'Manual captcha: 198.51.100.0/24' });
+  t.is(body.message, 'ops-alice added a captcha on 198.51.100.0/24 for 30m.');
+  t.deepEqual(
+    seen.map((data) => JSON.parse(data)),
+    [{ action: 'added', value: '198.51.100.0/24', type: 'captcha', duration: '30m', by: 'ops-alice' }],
+  );
+  t.false(receiver.received[0].body.includes(operator.token));
+  t.false(seen[0].includes(operator.token));
+});
