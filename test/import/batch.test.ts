@@ -54,7 +54,8 @@ gitTest(
         .flatMap((c: any) => c.files.map((f: any) => f.path))
         .sort();
       return files.length === COUNT ? list : null;
-    });
+      // one or two batch windows (history.batch_ms 1 s) on an idle machine
+    }, 2000);
     const ours = byImporter.filter((c: any) => c.author === 'importer');
     t.deepEqual(ours.flatMap((c: any) => c.files.map((f: any) => f.path)).sort(), expected);
     t.true(
