@@ -44,7 +44,8 @@ export type FindingKind =
   | 'entrypoint_missing'
   | 'priority_tie'
   | 'keys_dropped'
-  | 'version_unknown';
+  | 'version_unknown'
+  | 'history_push_failed';
 
 /** A §4.19 finding; `id` is stable while the finding persists (same kind, instance and subject). */
 export interface Finding {
@@ -57,6 +58,22 @@ export interface Finding {
   /** middleware names concerned, as Traefik names them (`<name>@<provider>`) */
   middlewares: string[];
   fix: string;
+}
+
+/**
+ * Findings another group contributes to the diagnosis (e.g. the config history's push failures):
+ * `findings()` is read on every diagnosis; the contributor calls `changed()` when its findings may
+ * have changed, so `diagnosis` events (raised/cleared) go out at once. `remove()` withdraws it.
+ */
+export interface FindingContribution {
+  changed(): void;
+  remove(): void;
+}
+
+/** The registry on `app.liveStatus` through which groups registered before it contribute findings. */
+export interface FindingRegistry {
+  /** `name` identifies the contributor (one contribution per name; a second replaces the first). */
+  contribute(name: string, findings: () => Finding[]): FindingContribution;
 }
 
 /** A Traefik API object as read (lossless JSON: integers above 2^53−1 may be BigInt). */

@@ -25,6 +25,8 @@ import { redactQuery } from '../../core/audit.ts';
 import { errors } from '../../core/errors/app-error.ts';
 import { paginate } from '../../model/http.ts';
 import { historyErrors } from './errors.ts';
+import type { FindingContribution } from '../../model/live/types.ts';
+import { pushFindings } from './findings.ts';
 import { Git } from './git.ts';
 import { Recorder, type AuditLine, type HistoryStatus } from './recorder.ts';
 import { listSchema, restoreSchema, showSchema, statusSchema } from './schemas.ts';
@@ -109,6 +111,7 @@ async function history(app: FastifyInstance): Promise<void> {
   });
 
   const git = new Git(path.join(app.store.dataDir, HISTORY_DIR), settings.git_binary);
+  let findings: FindingContribution | null = null;
   const recorder = new Recorder({
     store: app.store,
     git,
@@ -126,15 +129,25 @@ async function history(app: FastifyInstance): Promise<void> {
       return { author: request.principal?.name ?? 'anonymous', source: 'api', requestId: String(request.id) };
     },
     auditLine: (requestId) => lines.get(requestId)?.line,
+    onPushResult: () => findings?.changed(),
   });
   recorder.start();
-  app.addHook('onReady', async () => recorder.openRepository());
+  app.addHook('onReady', async () => {
+    // push failures as a §4.19 finding: the live status is registered after this group, so it is
+    // looked up once every plugin is in (an app without the proxy-config group has no diagnosis)
+    if (settings.remote_url && app.hasDecorator('liveStatus'))
+      findings = app.liveStatus.contribute('history', () => pushFindings(recorder.status()));
+    await recorder.openRepository();
+  });
   app.decorate('history', {
     status: () => recorder.status(),
     idle: () => recorder.idle(),
     pushed: () => recorder.pushed(),
   });
-  app.addHook('onClose', async () => recorder.close());
+  app.addHook('onClose', async () => {
+    findings?.remove();
+    await recorder.close();
+  });
   await app.register(routes, { service: new HistoryService(git, recorder, app.store), recorder });
 }
 

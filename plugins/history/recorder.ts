@@ -55,6 +55,8 @@ export interface RecorderOptions {
   /** The audit line of a finished request, if it has finished. */
   auditLine: (requestId: string) => AuditLine | undefined;
   now?: () => Date;
+  /** Called after every push attempt that failed, and after the first success following failures. */
+  onPushResult?: () => void;
 }
 
 export interface HistoryStatus {
@@ -521,14 +523,17 @@ export class Recorder {
       });
       this.pushedHead = head;
       this.lastPushAt = this.now().toISOString();
+      const failed = this.pushError !== null;
       this.pushError = null;
       this.pushRetryMs = 0;
+      if (failed) this.options.onPushResult?.();
     } catch (err) {
       const message = scrub(err instanceof Error ? err.message : String(err), remote);
       this.pushError = { at: this.now().toISOString(), message };
       this.options.log.warn({ remote: redactUrl(remote.url), err: message }, 'config history push failed; retrying');
       this.pushRetryMs = Math.min(MAX_RETRY_MS, Math.max(1000, this.pushRetryMs * 2));
       this.pushAgain = true;
+      this.options.onPushResult?.();
     }
   }
 

@@ -16,6 +16,7 @@ import { droppedKeyFindings, instanceFindings, type DeclaredPluginKeys } from '.
 import type {
   Diagnosis,
   Finding,
+  FindingContribution,
   InstanceDiagnosis,
   InstanceReading,
   LiveState,
@@ -85,6 +86,8 @@ export class LiveChecker {
   private routerIndex: { inputs: string; key: string; map: Map<string, string> } | null = null;
   private routerMaps = 0;
   private overall = new Map<string, LiveState>();
+  /** findings other groups contribute (FindingRegistry), by contributor name */
+  private readonly contributed = new Map<string, () => Finding[]>();
   /** the findings last published, by id */
   private raised = new Map<string, Finding>();
   private closed = false;
@@ -151,6 +154,23 @@ export class LiveChecker {
       since: instance.since,
     }));
     return { checked_at: this.checkedAt(), instances, findings: this.findings() };
+  }
+
+  /** Another group's findings join every diagnosis; `changed()` publishes their raise/clear events. */
+  contribute(name: string, findings: () => Finding[]): FindingContribution {
+    this.contributed.set(name, findings);
+    const current = () => this.contributed.get(name) === findings;
+    if (!this.closed) this.publishChanges();
+    return {
+      changed: () => {
+        if (current() && !this.closed) this.publishChanges();
+      },
+      remove: () => {
+        if (!current()) return;
+        this.contributed.delete(name);
+        if (!this.closed) this.publishChanges();
+      },
+    };
   }
 
   async close(): Promise<void> {
@@ -341,6 +361,13 @@ export class LiveChecker {
     for (const instance of this.instances.values()) if (instance.result) all.push(...instance.result.findings);
     const dropped = this.window.generation()?.dropped ?? [];
     if (dropped.length > 0) all.push(...droppedKeyFindings(dropped, this.routers(this.window.latest()).map));
+    for (const [name, findings] of this.contributed) {
+      try {
+        all.push(...findings());
+      } catch (err) {
+        this.options.log.warn({ err, contributor: name }, 'a findings contributor failed');
+      }
+    }
     return all.sort(
       (a, b) =>
         SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity] ||

@@ -8,12 +8,16 @@ import type { FastifyInstance } from 'fastify';
 import { ErrorBody } from '../../../model/schemas.ts';
 import { StaticConfigReader } from '../../../model/static-config.ts';
 import { staticConfigPath } from '../../middlewares/index.ts';
-import type { Diagnosis, ResourceLive } from '../../../model/live/types.ts';
+import type { Diagnosis, FindingRegistry, ResourceLive } from '../../../model/live/types.ts';
 import { LiveChecker } from './checker.ts';
 import { DiagnosisQuery, DiagnosisSchema } from './schemas.ts';
 
-/** What other groups use: the resources group answers Resource `live` and filters on it. */
-export interface LiveStatus {
+/**
+ * What other groups use: the resources group answers Resource `live` and filters on it; groups
+ * registered before this one (history) contribute findings at onReady through `contribute`
+ * (FindingRegistry, declared in model/live/types.ts so they need not import this group).
+ */
+export interface LiveStatus extends FindingRegistry {
   resource(id: string): ResourceLive;
   diagnosis(): Diagnosis;
   /** Checks every instance now; resolves when done. */
@@ -66,6 +70,7 @@ async function liveStatus(app: FastifyInstance): Promise<void> {
     resource: (id) => checker.resource(id),
     diagnosis: () => checker.diagnosis(),
     checkAll: () => checker.checkAll(),
+    contribute: (name, findings) => checker.contribute(name, findings),
     stats: checker.stats,
   } satisfies LiveStatus);
 

@@ -17,6 +17,7 @@ const FindingKind = Type.Union([
   Type.Literal('priority_tie'),
   Type.Literal('keys_dropped'),
   Type.Literal('version_unknown'),
+  Type.Literal('history_push_failed'),
 ]);
 
 export const FindingSchema = Type.Object({

@@ -12795,7 +12795,7 @@ export interface paths {
                                 fix: string;
                                 /** @description stable while the finding persists */
                                 id: string;
-                                kind: "traefik_unreachable" | "document_behind" | "plugins_disabled" | "router_disabled" | "middleware_error" | "service_no_servers" | "entrypoint_missing" | "priority_tie" | "keys_dropped" | "version_unknown";
+                                kind: "traefik_unreachable" | "document_behind" | "plugins_disabled" | "router_disabled" | "middleware_error" | "service_no_servers" | "entrypoint_missing" | "priority_tie" | "keys_dropped" | "version_unknown" | "history_push_failed";
                                 message: string;
                                 middlewares: string[];
                                 resources: string[];
