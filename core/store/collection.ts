@@ -6,7 +6,7 @@ import path from 'node:path';
 import { StoreError } from './errors.ts';
 import { fsyncDir, hashOf, removeDurably, writeAtomic, writeOrRemove } from './atomic-write.ts';
 import type { Attempt, StoreContext } from './context.ts';
-import { holds, readDataFile } from './read-data-file.ts';
+import { holds, readDataFile, signatureAfter } from './read-data-file.ts';
 import type {
   ChangeEvent,
   ChangeSource,
@@ -473,6 +473,7 @@ export class FileCollection<T> implements Collection<T> {
 
   private async readObject(id: string, file: string): Promise<ReadResult<T>> {
     const read = await readDataFile(file);
+    this.ctx.read(file, signatureAfter(file, read));
     if (read.kind === 'missing') return read;
     if (read.kind === 'refused')
       return {

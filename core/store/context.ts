@@ -24,6 +24,11 @@ export interface StoreContext {
   replica?: StoreReplica;
   /** Path of a data file relative to the data dir, `/`-separated (the replica's keys). */
   relative(file: string): string;
+  /**
+   * Records the signature (read-data-file signatureOf) of the bytes just read from `file`, null when
+   * it is missing: the periodic reconcile reads again a file whose stat no longer matches.
+   */
+  read(file: string, signature: string | null): void;
   /** Runs a bulk write of a collection dir without the watcher on it (see Store.quiet). */
   quiet<R>(dir: string, fn: () => Promise<R>): Promise<R>;
 }

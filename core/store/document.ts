@@ -3,7 +3,7 @@ import path from 'node:path';
 import { hashOf, writeAtomic, writeOrRemove } from './atomic-write.ts';
 import type { StoreContext } from './context.ts';
 import type { Attempt } from './context.ts';
-import { holds, readDataFile } from './read-data-file.ts';
+import { holds, readDataFile, signatureAfter } from './read-data-file.ts';
 import type { ChangeSource, DocumentOptions, InvalidFile, StoreDocument } from './types.ts';
 import { checkerFor, invalidAt, parseFileText, validateAgainst } from './validate.ts';
 import { renderYaml } from './yaml-file.ts';
@@ -181,6 +181,7 @@ export class FileDocument<T> implements StoreDocument<T> {
 
   private async read(): Promise<Read<T>> {
     const read = await readDataFile(this.path);
+    this.ctx.read(this.path, signatureAfter(this.path, read));
     if (read.kind === 'missing') return read;
     if (read.kind === 'refused')
       return {

@@ -4,14 +4,14 @@
  * Traefik), never a FIFO or device (a read could block forever), and at most MAX_DATA_FILE_BYTES
  * (parsing a multi-megabyte YAML file blocks the event loop for seconds).
  */
-import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats } from 'node:fs';
 
 /** Largest data file the store reads: 1 MiB, the request body limit (API.md §2.10). */
 export const MAX_DATA_FILE_BYTES = 1024 * 1024;
 
 export type DataFileRead =
   | { kind: 'missing' }
-  | { kind: 'ok'; bytes: Buffer; mtime: Date }
+  | { kind: 'ok'; bytes: Buffer; mtime: Date; signature: string }
   /** Not to be read: `message` says why (listed as an invalid file). */
   | { kind: 'refused'; message: string };
 
@@ -23,6 +23,26 @@ function kindOf(stats: Stats): string {
   if (stats.isSocket()) return 'a socket';
   if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device';
   return 'not a regular file';
+}
+
+/**
+ * What the periodic reconcile compares (Store.reconcile): inode, size and mtime. Taken by fstat
+ * before the bytes are read, so a change made during the read shows as a difference later.
+ */
+export function signatureOf(stats: Pick<Stats, 'ino' | 'size' | 'mtimeMs'>): string {
+  return `${stats.ino}:${stats.size}:${stats.mtimeMs}`;
+}
+
+/**
+ * The signature to record after a read: the bytes' for a file read, null for a missing one, the
+ * path's own (lstat) for one refused (a symlink, a FIFO, an oversized file), so it is not read
+ * again until it changes.
+ */
+export function signatureAfter(file: string, read: DataFileRead): string | null {
+  if (read.kind === 'ok') return read.signature;
+  if (read.kind === 'missing') return null;
+  const stats = lstatSync(file, { throwIfNoEntry: false });
+  return stats ? signatureOf(stats) : null;
 }
 
 /** Whether `file` holds exactly `bytes` (null: whether it is missing). */
@@ -67,7 +87,7 @@ function readDataFileSync(file: string, limit: number): DataFileRead {
     // the file may have grown between stat and read
     if (bytes === null)
       return { kind: 'refused', message: `is over ${MiB(limit)}: data files are limited to ${MiB(limit)} (not read)` };
-    return { kind: 'ok', bytes, mtime: stats.mtime };
+    return { kind: 'ok', bytes, mtime: stats.mtime, signature: signatureOf(stats) };
   } catch (err) {
     return { kind: 'refused', message: `unreadable: ${(err as Error).message}` };
   } finally {
