@@ -88,6 +88,8 @@ export const ConfigSchema = Type.Object({
     updates_ttl_s: Int(0),
     // update jobs: a container without a healthcheck counts as healthy once it has run this long (API.md §4.11: 10 s)
     update_stable_s: Int(1, 600),
+    // the background image update check (API.md §4.11, image_update events): every this many seconds, on the leader; 0 = off
+    updates_check_interval_s: Int(0, 604_800),
   }),
   crowdsec: Type.Object({
     url: Type.String({ pattern: '^https?://' }),
@@ -185,6 +187,7 @@ export const ENV_MAP: Record<string, string> = {
   DOCKER_HOST: 'docker.host',
   DOCKER_SOCKET: 'docker.socket',
   STACK_CONTAINERS: 'stack.containers',
+  CONTAINERS_UPDATES_CHECK_INTERVAL_S: 'containers.updates_check_interval_s',
   STACK_PROJECT: 'stack.project',
   STACK_COMPOSE_FILE: 'stack.compose_file',
   CROWDSEC_URL: 'crowdsec.url',

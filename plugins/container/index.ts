@@ -13,6 +13,8 @@ import { actionSchema, listSchema, updateSchema, updatesSchema } from './schemas
 import { ContainerService } from './service.ts';
 import { StackMembership } from './stack.ts';
 import { UpdateService } from './update/service.ts';
+import { UpdateCheck } from './update-check.ts';
+import { ImageUpdateNotices } from './update-notices.ts';
 import { stackJobs } from './update/stack-jobs.ts';
 import type { StackJobs } from './types.ts';
 
@@ -54,6 +56,7 @@ async function containers(app: FastifyInstance): Promise<void> {
     'stackJobs',
     stackJobs({ updates, dockerConfig, stableS: settings.update_stable_s, now: () => app.now() }),
   );
+  const notices = new ImageUpdateNotices(app.store.dataDir);
   const service = new ContainerService({
     docker,
     stack: membership,
@@ -65,7 +68,20 @@ async function containers(app: FastifyInstance): Promise<void> {
     onUpdateAvailable: ({ service, image, current_digest, latest_digest }) =>
       app.events.publish('image_update', { service, image, current_digest, latest_digest }),
     assertFree: (name) => updates.assertFree(name),
+    notices,
   });
+  const check = new UpdateCheck({
+    intervalMs: settings.updates_check_interval_s * 1000,
+    leads: () => app.cluster.isLeader(),
+    check: () => service.updates(false),
+    log: app.log.child({ component: 'image-update-check' }),
+  });
+  app.addHook('onReady', async () => {
+    await notices.load();
+    check.start();
+  });
+  // registered after the hook above that closes the Docker client: runs before it
+  app.addHook('onClose', async () => check.close());
   await app.register(routes, { service });
   await app.register(updateRoute, { updates });
 }
@@ -113,5 +129,5 @@ export type { ConfigureCreate, PlannedUnit, ServiceMatch, StackJobs, StackJobSpe
 export default fp(containers, {
   name: 'container',
   dependencies: ['auth', 'health', 'events', 'jobs', 'backup'],
-  decorators: { fastify: ['config', 'now', 'health', 'events', 'jobs', 'backups'] },
+  decorators: { fastify: ['config', 'store', 'cluster', 'now', 'health', 'events', 'jobs', 'backups'] },
 });

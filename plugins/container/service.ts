@@ -5,6 +5,7 @@ import { DOCKER_CALL_TIMEOUT_MS, dockerMessage, isDockerHttpError, type DockerCl
 import { currentDigest } from './digests.ts';
 import { containerErrors } from './errors.ts';
 import { RegistryDigestCache } from './registry-cache.ts';
+import { ImageUpdateNotices } from './update-notices.ts';
 import type { ActionResultView, ContainerAction, ContainerView, ImageUpdateView } from './schemas.ts';
 import { plainName, type StackMembership } from './stack.ts';
 import { containerView, missingView, nameOf } from './views.ts';
@@ -22,6 +23,8 @@ export interface ContainerServiceOptions {
   notify?: (change: { name: string; state: string }) => void;
   /** Hears of each image update found by a check, once per service and new registry digest: the `image_update` event. */
   onUpdateAvailable?: (update: ImageUpdateView) => void;
+  /** What was told already, across restarts (update-notices.ts); default: kept in memory only. */
+  notices?: ImageUpdateNotices;
   /** Throws 409 `busy` when an update job holds the container. */
   assertFree?: (name: string) => void;
 }
@@ -41,9 +44,10 @@ async function orNull<T>(work: Promise<T>): Promise<T | null> {
 export class ContainerService {
   private readonly registry: RegistryDigestCache;
   /** The registry digest last announced as an update, per service: a later check of it is no news. */
-  private readonly announced = new Map<string, string>();
+  private readonly notices: ImageUpdateNotices;
 
   constructor(private readonly options: ContainerServiceOptions) {
+    this.notices = options.notices ?? new ImageUpdateNotices('');
     this.registry = new RegistryDigestCache(
       (reference) => this.lookupLatest(reference),
       options.updatesTtlS * 1000,
@@ -132,20 +136,26 @@ export class ContainerService {
     const found = results
       .filter((r): r is ImageUpdateView => r !== null)
       .sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : 0));
-    for (const update of found) this.announce(update);
+    let changed = false;
+    for (const update of found) changed = this.announce(update) || changed;
+    if (changed)
+      await this.notices
+        .save()
+        .catch((err: Error) =>
+          this.options.log.warn({ error: err.message }, 'image update notices not saved; a restart may repeat them'),
+        );
     return found;
   }
 
-  /** Tells of an available update once per service and latest digest. */
-  private announce(update: ImageUpdateView): void {
+  /** Tells of an available update once per service and latest digest; true when the record changed. */
+  private announce(update: ImageUpdateView): boolean {
     if (update.update_available !== true || update.latest_digest === null) {
       // up to date again (updated, or the registry went back): a later new digest is news again
-      if (update.update_available === false) this.announced.delete(update.service);
-      return;
+      return update.update_available === false && this.notices.set(update.service, null);
     }
-    if (this.announced.get(update.service) === update.latest_digest) return;
-    this.announced.set(update.service, update.latest_digest);
+    if (!this.notices.set(update.service, update.latest_digest)) return false;
     this.options.onUpdateAvailable?.(update);
+    return true;
   }
 
   /** `imageId` is what the container runs: the tag may point at a newer pull (a rolled-back update), which it does not run. */

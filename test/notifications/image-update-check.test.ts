@@ -1,0 +1,91 @@
+/**
+ * API.md §4.11/§4.21: the background image update check (`containers.updates_check_interval_s`) tells
+ * a new registry digest without any GET /api/container/updates, once, and a restart on the same data
+ * dir does not tell it again (data/.cache/image-update-notices.json). A private dockerd, a private
+ * registry and a real webhook receiver.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { build, tempDir } from '../helpers/build.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { createService, engineAndRegistryTests, STACK } from '../containers/update-support.ts';
+import { buildAndPush, publishNewer } from '../containers/registry.ts';
+import type { Engine } from '../containers/support.ts';
+import { addChannel, captureLog, quietUpstream, startReceiver } from './support.ts';
+
+const { updateTest } = engineAndRegistryTests('notifications image-update-check test');
+
+/** An app checking every second, the registry asked on every check (ttl 0); its debug lines in `lines`. */
+async function checkingApp(t: Parameters<typeof build>[0], engine: Engine, dataDir: string) {
+  const { lines, logStream } = captureLog();
+  const app = await build(t, {
+    dataDir,
+    logStream,
+    config: {
+      auth: { mode: 'off' },
+      log: { level: 'debug' },
+      docker: { host: '', socket: engine.socket },
+      stack: { containers: STACK, project: '' },
+      containers: { stop_timeout_s: 5, updates_ttl_s: 0, update_stable_s: 1, updates_check_interval_s: 1 },
+      notifications: { tick_ms: 20, ...quietUpstream },
+    },
+  });
+  const checks = () => lines.filter((line) => line.includes('image update check done')).length;
+  /** Resolves once `n` more background checks have finished. */
+  const moreChecks = async (n: number) => {
+    const target = checks() + n;
+    await waitFor(() => checks() >= target, 1_000 * n + 1_000);
+  };
+  return { app, lines, moreChecks };
+}
+
+const requestsTo = (lines: string[]) => lines.filter((line) => line.includes('/api/container/updates')).length;
+
+updateTest('a new digest is told once by the background check, and not again after a restart', async (t) => {
+  const engine = t.context.engine!;
+  const reference = `${t.context.registry!.host}/stack/svc-ok:1`;
+  const v1 = await buildAndPush(engine, reference, { content: 'v1' });
+  await createService(engine.docker, { name: 'svc-ok', image: reference });
+  const dataDir = path.join(await tempDir(t), 'data');
+  const receiver = await startReceiver(t);
+  const bodies = () => receiver.received.map((request) => JSON.parse(request.body) as Record<string, string>);
+
+  const first = await checkingApp(t, engine, dataDir);
+  await addChannel(first.app, {
+    name: 'ops',
+    type: 'webhook',
+    config: { url: receiver.url },
+    categories: ['containers'],
+    min_severity: 'info',
+  });
+  // up to date: checks run, nothing is told
+  await first.moreChecks(1);
+  t.is(receiver.received.length, 0);
+
+  const v2 = await publishNewer(engine, reference, v1.id, { content: 'v2' });
+  await waitFor(() => receiver.received.length >= 1, 3_000);
+  // more checks of the same digest: no second message
+  await first.moreChecks(2);
+  t.is(receiver.received.length, 1);
+  t.is(requestsTo(first.lines), 0, 'no GET /api/container/updates was made');
+  const saved = JSON.parse(await readFile(path.join(dataDir, '.cache', 'image-update-notices.json'), 'utf8'));
+  t.deepEqual(saved.notices, [{ service: 'svc-ok', latest_digest: v2.digest }]);
+  await first.app.close();
+
+  // the next process checks the same digest: already told
+  const second = await checkingApp(t, engine, dataDir);
+  await second.moreChecks(2);
+  t.is(receiver.received.length, 1);
+
+  // it still tells what is new
+  const v3 = await publishNewer(engine, reference, v1.id, { content: 'v3' });
+  await waitFor(() => receiver.received.length >= 2, 3_000);
+  await second.moreChecks(1);
+  t.deepEqual(
+    bodies().map((body) => `${body.category} ${body.severity} ${body.title}`),
+    ['containers info Image update available: svc-ok', 'containers info Image update available: svc-ok'],
+  );
+  t.true(bodies()[0].message.includes(v2.digest), bodies()[0].message);
+  t.true(bodies()[1].message.includes(v3.digest), bodies()[1].message);
+  t.is(requestsTo(second.lines), 0);
+});
