@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
 import type { DataSource, DataSourceTest } from '../api/types';
 import { Badge, ErrorBox, Field, FieldError, Loading, PageHeader, StatusBadge, when } from '../components/ui';
+import { HistoryLink } from '../components/history-link';
 import { useAsync } from '../lib/use-async';
 import { objectsOf, useLiveReload } from '../lib/events';
 import { canWrite, useSession } from '../lib/session';
@@ -156,6 +157,7 @@ export default function DataSources() {
   return (
     <>
       <PageHeader title="Data sources">
+        <HistoryLink path="datasources.yaml" />
         {writable && (
           <button type="button" onClick={() => setAdding(!adding)}>
             {adding ? 'Cancel' : 'Add a source'}

@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { api, saveBlob, unwrap } from '../api/client';
 import { ErrorBox, Field, FieldError, Loading, PageHeader, StatusBadge, when } from '../components/ui';
 import { DataTable } from '../components/data-table';
+import { HistoryLink } from '../components/history-link';
 import { useAsync } from '../lib/use-async';
 import { objectsOf, useLiveReload } from '../lib/events';
 import { canWrite, useSession } from '../lib/session';
@@ -39,6 +40,7 @@ export default function Mtls() {
   return (
     <>
       <PageHeader title="mTLS">
+        <HistoryLink path="mtls" />
         {c?.has_ca && writable && (
           <button type="button" onClick={() => act(() => unwrap(c.enabled ? api.PUT('/api/mtls/disable') : api.PUT('/api/mtls/enable')))}>
             {c.enabled ? 'Disable mTLS' : 'Enable mTLS'}
@@ -150,6 +152,7 @@ export default function Mtls() {
               class: 'actions',
               cell: (cl) => (
                 <>
+                  <HistoryLink path={`mtls/clients/${cl.id}`} />
                   {!cl.revoked && (
                     <button type="button" onClick={() => act(async () => saveBlob(await unwrap(api.GET('/api/mtls/clients/{id}/download', { params: { path: { id: cl.id } }, parseAs: 'blob' })), `${cl.id}.p12`))}>
                       Download .p12

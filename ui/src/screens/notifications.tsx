@@ -7,6 +7,7 @@ import { api, unwrap } from '../api/client';
 import type { Body, Reply } from '../api/types';
 import { Badge, ErrorBox, Field, FieldError, Loading, PageHeader, StatusBadge, when } from '../components/ui';
 import { DataTable } from '../components/data-table';
+import { HistoryLink } from '../components/history-link';
 import { useAsync } from '../lib/use-async';
 
 type Channel = Reply<'/api/notifications/channels', 'get'>[number];
@@ -232,6 +233,7 @@ export default function Notifications() {
               class: 'actions',
               cell: (c) => (
                 <>
+                  <HistoryLink path={`notifications/${c.id}`} />{' '}
                   <button type="button" onClick={() => void test(c)}>
                     Test
                   </button>{' '}

@@ -12,6 +12,7 @@ import { RouterOptionsTab } from './resource/router-options-tab';
 import { EffectiveTab } from './resource/effective-tab';
 import { LiveTab } from './resource/live-tab';
 import { LiveBadge } from '../components/live-badge';
+import { HistoryLink } from '../components/history-link';
 import { canWrite, useSession } from '../lib/session';
 import { navigate } from '../lib/router';
 
@@ -40,6 +41,7 @@ export default function ResourceDetail({ params }: ScreenProps) {
   return (
     <>
       <PageHeader title={r ? r.name : id}>
+        <HistoryLink path={`resources/${id}`} />
         {r && r.source === 'local' && canWrite(session) && (
           <a class="button" href={`/resources/${encodeURIComponent(id)}/edit`}>
             Edit

@@ -6,6 +6,7 @@ import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
 import type { ConfigStatus, Target } from '../api/types';
 import { Badge, Empty, ErrorBox, Field, FieldError, Loading, PageHeader, when } from '../components/ui';
+import { HistoryLink } from '../components/history-link';
 import { useAsync } from '../lib/use-async';
 import { objectsOf, useLiveReload } from '../lib/events';
 import { canWrite, useSession } from '../lib/session';
@@ -113,16 +114,19 @@ export default function Targets() {
       {list.data?.length === 0 && <Empty>No targets yet.</Empty>}
       {list.data?.map((t) => (
         <DocumentCard key={t.id} id={t.id} name={t.name} url={t.url} documents={documents}>
-          {writable && (
-            <div class="actions">
-              <button type="button" onClick={() => edit(t)}>
-                Edit
-              </button>
-              <button type="button" class="danger" onClick={() => remove(t)}>
-                Delete
-              </button>
-            </div>
-          )}
+          <div class="actions">
+            <HistoryLink path={`targets/${t.id}`} />
+            {writable && (
+              <>
+                <button type="button" onClick={() => edit(t)}>
+                  Edit
+                </button>
+                <button type="button" class="danger" onClick={() => remove(t)}>
+                  Delete
+                </button>
+              </>
+            )}
+          </div>
         </DocumentCard>
       ))}
       {writable && (

@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, toApiError, unwrap } from '../../api/client';
 import { DataTable } from '../../components/data-table';
+import { HistoryLink } from '../../components/history-link';
 import { ErrorBox, Field, FieldError, when } from '../../components/ui';
 import { useAsync } from '../../lib/use-async';
 import { effectiveText } from './effective';
@@ -48,7 +49,8 @@ export function AllowlistPanel({
     <section class="card" id="allowlist">
       <h2>Allowlist</h2>
       <p class="muted small">
-        An active entry removes the CrowdSec decisions on it at once and on every sweep, and refuses manual bans.
+        An active entry removes the CrowdSec decisions on it at once and on every sweep, and refuses manual bans.{' '}
+        <HistoryLink path="crowdsec/allowlist.yaml">Allowlist history</HistoryLink>
       </p>
       <ErrorBox error={list.error} />
       <DataTable
