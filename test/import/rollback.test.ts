@@ -1,7 +1,7 @@
 /**
  * applyPlan's rollback on the real groups (API.md §4.24 "all or nothing"): a plan whose last write
- * is refused by the resources routes (an assignment of a middleware that does not exist: 404) undoes
- * the resource override, assignments, service and middleware written before it.
+ * is refused by the resources routes (a bulk assignment of a middleware that does not exist: 422)
+ * undoes the resource override, assignments, service and middleware written before it.
  */
 import test from 'ava';
 import { applyPlan } from '../../plugins/import/apply.ts';
@@ -48,10 +48,11 @@ test('a refused resource write undoes the overrides, assignments and objects wri
   const error = await t.throwsAsync(applyPlan(plan, writerFor(app, { id: 'rollback-test', headers: {} }), app.log));
   t.regex(
     error!.message,
-    /^import rolled back, nothing was kept: POST \/api\/resources\/1-nextcloud-router\/middlewares: /,
+    /^import rolled back, nothing was kept: POST \/api\/resources\/1-nextcloud-router\/middlewares\/bulk: /,
   );
-  t.regex(error!.message, /missing/, 'the first two assignments were written: the third failed');
-  t.is((error as { statusCode?: number }).statusCode, 404);
+  // the middleware and service assignments before it are runs of their own, written: the third run failed
+  t.regex(error!.message, /missing/);
+  t.is((error as { statusCode?: number }).statusCode, 422);
   const after = await resource();
   t.deepEqual(
     { middlewares: after.middlewares, service_id: after.service_id, config: after.config },
