@@ -79,6 +79,8 @@ async function withApp<R>(fake: FakeUpstream, fn: (app: App, base: string) => Pr
   try {
     const report = await app.resources.started();
     if (!report.ok) throw new Error(`startup sync failed: ${report.error}`);
+    // a server that has been up a while: the history's first commit of the data dir is done
+    await app.history.idle();
     return await fn(app, `http://127.0.0.1:${(app.server.address() as { port: number }).port}`);
   } finally {
     await app.history.idle();
