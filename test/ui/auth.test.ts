@@ -40,7 +40,7 @@ uiTest(
     await page.getByRole('link', { name: /^Tokens/ }).click();
     await page.getByRole('heading', { level: 1, name: 'API tokens' }).waitFor();
     await page.locator('tr[data-token-name="initial-admin"]').waitFor();
-    assertClean(t, problems, 'ops mode');
+    await assertClean(t, problems, 'ops mode');
   },
   { config: { auth: { mode: 'ops' } } },
 );
@@ -59,7 +59,7 @@ uiTest(
     await page.getByLabel('API token').fill(await adminToken(server));
     await page.getByRole('button', { name: 'Use token' }).click();
     await page.locator('tr[data-resource]').first().waitFor();
-    assertClean(t, problems, 'all mode');
+    await assertClean(t, problems, 'all mode');
   },
   { config: { auth: { mode: 'all' } } },
 );
@@ -93,7 +93,7 @@ uiTest(
     t.is(await page.getByRole('button', { name: 'Make active' }).count(), 0);
     await page.goto(`${server.url}/tokens`);
     await page.getByText('Tokens can only be managed with an admin token.').waitFor();
-    assertClean(t, problems, 'viewer');
+    await assertClean(t, problems, 'viewer');
   },
   { config: { auth: { mode: 'all' } } },
 );

@@ -54,6 +54,6 @@ uiTest(
     await page.getByRole('button', { name: 'Apply retention now' }).click();
     t.is(await page.locator('#cleanup-result').innerText(), `Retention applied: nothing to delete; ${listed} kept.`);
     t.is(await page.locator('#backup-list tr[data-backup]').count(), listed);
-    assertClean(t, problems, 'backups');
+    await assertClean(t, problems, 'backups');
   },
 );

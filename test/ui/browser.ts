@@ -8,6 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { LoadErrorLog } from './load-errors.ts';
 import { startUiServer, type UiServer } from './server.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -46,6 +47,9 @@ export interface BrowserSession {
   }): Promise<{ page: Page; problems: PageProblems }>;
 }
 
+/** Each page's pairing of console lines with error answers, found from its problem list. */
+const loadErrorLogs = new WeakMap<PageProblems, LoadErrorLog>();
+
 async function watchedPage(
   browser: Browser,
   options: { colorScheme?: 'light' | 'dark'; width?: number } = {},
@@ -66,14 +70,12 @@ async function watchedPage(
     allow: [],
     foreignRequests: [],
   };
-  // Chromium logs every 4xx/5xx answer as a console error; one that the test allowed is not a problem
-  const allowedAnswers: number[] = [];
+  // Chromium logs every 4xx/5xx answer as a console error too: one the test allowed is not a problem
+  const loads = new LoadErrorLog((text) => problems.console.push(text));
+  loadErrorLogs.set(problems, loads);
   page.on('console', (message) => {
     if (message.type() !== 'error') return;
-    const status = /^Failed to load resource: the server responded with a status of (\d+)/.exec(message.text());
-    const index = status ? allowedAnswers.indexOf(Number(status[1])) : -1;
-    if (index >= 0) allowedAnswers.splice(index, 1);
-    else problems.console.push(message.text());
+    if (!loads.consoleLine(message.text(), message.location().url)) problems.console.push(message.text());
   });
   page.on('pageerror', (error) => problems.console.push(`page error: ${error.message}`));
   page.on('request', (request) => {
@@ -89,11 +91,10 @@ async function watchedPage(
   });
   page.on('response', (response) => {
     if (response.status() < 400) return;
-    if (problems.allow.some((allowed) => allowed(response.url(), response.status()))) {
-      allowedAnswers.push(response.status());
-      return;
-    }
-    problems.errorResponses.push(`${response.request().method()} ${response.url()} → ${response.status()}`);
+    const allowed = problems.allow.some((allow) => allow(response.url(), response.status()));
+    loads.response(response.url(), response.status(), allowed);
+    if (!allowed)
+      problems.errorResponses.push(`${response.request().method()} ${response.url()} → ${response.status()}`);
   });
   return { page, problems };
 }
@@ -117,12 +118,22 @@ export async function openBrowser(t: ExecutionContext): Promise<BrowserSession> 
   return { browser, ...first, newPage: (options) => watchedPage(browser, options) };
 }
 
-/** Asserts that a page had no console error, no failed request, no unexpected error response, no foreign request. */
-export function assertClean(t: ExecutionContext, problems: PageProblems, where: string): void {
+/**
+ * Asserts that a page had no console error, no failed request, no unexpected error response, no
+ * foreign request — once every "Failed to load resource" line seen has met its response event,
+ * so an allowed answer whose line came first is not reported (await it).
+ */
+export async function assertClean(t: ExecutionContext, problems: PageProblems, where: string): Promise<void> {
+  await settleProblems(problems);
   t.deepEqual(problems.console, [], `console errors on ${where}`);
   t.deepEqual(problems.failedRequests, [], `failed requests on ${where}`);
   t.deepEqual(problems.errorResponses, [], `error responses on ${where}`);
   t.deepEqual(problems.foreignRequests, [], `requests to another origin on ${where}`);
+}
+
+/** Waits until every "Failed to load resource" line seen so far is paired with its response event. */
+export async function settleProblems(problems: PageProblems): Promise<void> {
+  await loadErrorLogs.get(problems)?.settled();
 }
 
 export function clearProblems(problems: PageProblems): void {
@@ -130,6 +141,7 @@ export function clearProblems(problems: PageProblems): void {
   problems.failedRequests.length = 0;
   problems.errorResponses.length = 0;
   problems.foreignRequests.length = 0;
+  loadErrorLogs.get(problems)?.clear();
 }
 
 export const ARTIFACTS = path.join(import.meta.dirname, '..', '..', 'test-artifacts', 'ui');

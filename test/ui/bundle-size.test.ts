@@ -6,9 +6,8 @@ import test from 'ava';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { ensureUiBuilt } from './server.ts';
+import { ensureUiBuilt } from './ui-build.ts';
 
-const DIST = path.join(import.meta.dirname, '..', '..', 'ui', 'dist');
 interface Chunk {
   file: string;
   isEntry?: boolean;
@@ -19,7 +18,7 @@ interface Chunk {
 
 test('initial JavaScript ≤ 120 KB gzip, screens split by route, no other origin in the bundle', async (t) => {
   t.timeout(300_000);
-  await ensureUiBuilt();
+  const DIST = await ensureUiBuilt();
   const manifest = JSON.parse(await readFile(path.join(DIST, '.vite', 'manifest.json'), 'utf8')) as Record<
     string,
     Chunk

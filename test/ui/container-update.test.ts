@@ -135,7 +135,7 @@ uiTest(
     // a job started before the page opened (here: before a reload) is still shown, with its end
     await page.reload();
     await page.locator('[data-job-status="succeeded"] [data-step="ui-upd-ok:health"][data-step-status="ok"]').waitFor();
-    assertClean(t, problems, 'containers update');
+    await assertClean(t, problems, 'containers update');
   },
   options,
 );
@@ -176,7 +176,7 @@ uiTest(
     const now = await engine.docker.getContainer('ui-upd-bad').inspect();
     t.is(now.Id, old.Id, 'the old container, under its old name');
     t.true(now.State.Running);
-    assertClean(t, problems, 'containers failed update');
+    await assertClean(t, problems, 'containers failed update');
   },
   options,
 );

@@ -75,7 +75,7 @@ uiTest(
         .every((line) => line.includes('tick 1')),
       filtered.slice(0, 200),
     );
-    assertClean(t, problems, 'containers and logs');
+    await assertClean(t, problems, 'containers and logs');
   },
   {
     test,

@@ -179,9 +179,9 @@ uiTest(
     await empty.waitFor();
     t.regex(await empty.innerText(), /data source of type traefik is checked.*add one with the URL of Traefik's API/s);
 
-    assertClean(t, problems, 'resources list');
-    assertClean(t, detail.problems, 'resource detail');
-    assertClean(t, dashboard.problems, 'dashboard');
+    await assertClean(t, problems, 'resources list');
+    await assertClean(t, detail.problems, 'resource detail');
+    await assertClean(t, dashboard.problems, 'dashboard');
   },
   {
     config: async (t) => {

@@ -47,7 +47,7 @@ uiTest(
     const before = apiRequests;
     await page.waitForTimeout(1500); // a quiet period on purpose: nothing changed, so nothing may be fetched
     t.is(apiRequests, before, 'no polling while nothing changes');
-    assertClean(t, problems, 'live middlewares list');
+    await assertClean(t, problems, 'live middlewares list');
   },
 );
 
@@ -68,6 +68,6 @@ uiTest(
     t.log(`dashboard shows: ${text}`);
     await writeFile(file, 'name: Broken\ntype: compress\nconfig:\n  minResponseBodyBytes: 1024\n');
     await entry.waitFor({ state: 'detached', timeout: 120_000 });
-    assertClean(t, problems, 'dashboard invalid file');
+    await assertClean(t, problems, 'dashboard invalid file');
   },
 );

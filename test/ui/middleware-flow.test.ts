@@ -49,7 +49,7 @@ uiTest(
     // the effective router tab shows the same list the provider serves
     await page.getByRole('tab', { name: 'Effective router' }).click();
     await page.locator('#effective-router').getByText('gentle-rate').first().waitFor();
-    assertClean(t, problems, 'middleware flow');
+    await assertClean(t, problems, 'middleware flow');
   },
 );
 
@@ -83,7 +83,7 @@ uiTest('a server validation message is shown at the form field it names', async 
   await page.getByLabel('Name', { exact: true }).fill('broken LIMIT');
   await page.getByRole('button', { name: 'Create middleware' }).click();
   await page.locator('.error-box code.error-id', { hasText: 'already_exists' }).waitFor();
-  assertClean(t, problems, 'validation message');
+  await assertClean(t, problems, 'validation message');
 });
 
 uiTest(
@@ -139,6 +139,6 @@ uiTest(
       http: { routers: Record<string, { middlewares: string[] }> };
     };
     t.deepEqual(config.http.routers['1-Nextcloud-router'].middlewares.slice(0, 2), ['second', 'first']);
-    assertClean(t, problems, 'reorder');
+    await assertClean(t, problems, 'reorder');
   },
 );

@@ -53,6 +53,6 @@ uiTest(
     const nextcloud = server.app.resources.views().find((r) => r.id === '1-nextcloud-router');
     t.deepEqual(nextcloud?.middlewares, [{ id: 'authelia', priority: 150 }]);
     await page.screenshot({ path: path.join(ARTIFACTS, 'mm-import-done.png'), fullPage: true });
-    assertClean(t, problems, '/middlewares');
+    await assertClean(t, problems, '/middlewares');
   },
 );

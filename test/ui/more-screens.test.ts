@@ -36,7 +36,7 @@ uiTest('mTLS: create a CA and a client, download its .p12, revoke it', async (t,
   await row.getByRole('button', { name: 'Revoke' }).click();
   await row.locator('.badge', { hasText: /^revoked$/ }).waitFor();
   t.is(await row.getByRole('button', { name: 'Download .p12' }).count(), 0, 'a revoked client has no download');
-  assertClean(t, problems, 'mTLS');
+  await assertClean(t, problems, 'mTLS');
 });
 
 uiTest(
@@ -56,7 +56,7 @@ uiTest(
     await page.locator('h2', { hasText: 'traefik' }).getByText('active').waitFor();
     const active = (await (await fetch(`${server.url}/api/datasource/active`)).json()) as { name: string };
     t.is(active.name, 'traefik');
-    assertClean(t, problems, 'data sources');
+    await assertClean(t, problems, 'data sources');
   },
 );
 
@@ -83,7 +83,7 @@ uiTest(
     await page.locator('tr[data-token-name="ci-reader"]').getByRole('button', { name: 'Revoke' }).click();
     await page.locator('tr[data-token-name="ci-reader"]').waitFor({ state: 'detached' });
     t.is((await fetch(`${server.url}/api/auth/whoami`, { headers: { authorization: `Bearer ${token}` } })).status, 401);
-    assertClean(t, problems, 'tokens');
+    await assertClean(t, problems, 'tokens');
   },
   { config: { auth: { mode: 'ops' } } },
 );
@@ -103,6 +103,6 @@ uiTest(
     );
     t.is(await page.locator('[data-entry-point="websecure"]').innerText(), 'websecure :443');
     t.is(await page.locator('[data-entry-point]').count(), 5);
-    assertClean(t, problems, 'explorer');
+    await assertClean(t, problems, 'explorer');
   },
 );

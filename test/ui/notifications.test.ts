@@ -50,5 +50,5 @@ uiTest('add a channel, test it, see the history; the secret never appears', asyn
   await row.getByRole('button', { name: 'Disable' }).click();
   await page.locator('#channel-list tr[data-channel="ops-hook"]', { hasText: 'disabled' }).waitFor();
   t.false((await page.content()).includes(secret));
-  assertClean(t, problems, 'notifications');
+  await assertClean(t, problems, 'notifications');
 });

@@ -145,8 +145,8 @@ uiTest(
     pluginsDisabled(false);
     await item.waitFor({ state: 'detached' });
 
-    assertClean(t, problems, 'plugins');
-    assertClean(t, dashboard.problems, 'dashboard');
+    await assertClean(t, problems, 'plugins');
+    await assertClean(t, dashboard.problems, 'dashboard');
   },
   {
     config: async (t) => {

@@ -31,7 +31,7 @@ uiTest(
       .waitFor();
     await page.getByText('No plugins in the static configuration.').waitFor();
     t.notRegex(await readFile(staticConfig, 'utf8'), /geoblock/);
-    assertClean(t, problems, 'plugins');
+    await assertClean(t, problems, 'plugins');
   },
   { config: async (t) => ({ plugins_catalogue: { url: (await startFakeCatalogue(t)).url, ttl_s: 3600 } }) },
 );

@@ -46,6 +46,6 @@ uiTest(
     t.true(text.includes('injected fault 502'), text);
     t.true(text.includes(shownTime), `${text} names ${shownTime}`);
     t.log(`provider card after recovery: ${text}`);
-    assertClean(t, problems, 'dashboard after an upstream failure and recovery');
+    await assertClean(t, problems, 'dashboard after an upstream failure and recovery');
   },
 );

@@ -51,7 +51,7 @@ uiTest(
           await page.screenshot({ path: path.join(ARTIFACTS, 'readme-dashboard-light.png') });
           await page.setViewportSize({ width: 1280, height: 860 });
         }
-        assertClean(t, problems, `${route} (${scheme})`);
+        await assertClean(t, problems, `${route} (${scheme})`);
         t.is(
           await page.locator('.error-box').count(),
           route === '/containers' || route === '/logs' ? 1 : 0,
@@ -97,8 +97,8 @@ uiTest(
     t.is(focused, 'Resources', 'Tab reaches the navigation');
     await desktop.page.keyboard.press('Enter');
     await desktop.page.getByRole('heading', { level: 1, name: 'Resources' }).waitFor();
-    assertClean(t, problems, 'phone');
-    assertClean(t, desktop.problems, 'keyboard');
+    await assertClean(t, problems, 'phone');
+    await assertClean(t, desktop.problems, 'keyboard');
   },
 );
 
@@ -137,7 +137,7 @@ uiTest(
 
     await page.getByLabel('Theme').selectOption('system');
     t.is(await shown(), LIGHT, 'back to the system: light, as the OS is now');
-    assertClean(t, problems, 'theme');
+    await assertClean(t, problems, 'theme');
   },
 );
 
@@ -151,7 +151,7 @@ uiTest(
     const throws = page.locator('tr[data-server-plugin="throws"]');
     await throws.locator('.badge', { hasText: /^failed$/ }).waitFor();
     t.regex(await throws.innerText(), /throws: cannot start/);
-    assertClean(t, problems, 'server plugins');
+    await assertClean(t, problems, 'server plugins');
   },
   {
     config: async (t) => ({

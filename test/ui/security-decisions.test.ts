@@ -113,7 +113,7 @@ uiTest(
     await entry.getByRole('button', { name: 'Remove' }).click();
     await entry.waitFor({ state: 'detached' });
     await page.locator('#security-notice', { hasText: 'Removed the allowlist entry for 192.0.2.88' }).waitFor();
-    assertClean(t, problems, 'security decisions');
+    await assertClean(t, problems, 'security decisions');
   },
   { test, skip, config: (t) => crowdsecConfig(t.context.lapi!), serial: true },
 );

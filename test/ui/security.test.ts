@@ -47,7 +47,7 @@ uiTest(
     await report.locator('.badge', { hasText: /^not blocked$/ }).waitFor();
     await page.getByText(/Deleted 1 decision/).waitFor();
     t.notRegex(await cscli(t.context.lapi!, 'decisions', 'list', '-o', 'raw'), /192\.0\.2\.77/);
-    assertClean(t, problems, 'security');
+    await assertClean(t, problems, 'security');
   },
   { test, skip, config: (t) => crowdsecConfig(t.context.lapi!) },
 );

@@ -1,47 +1,17 @@
 /**
- * The real server for UI tests: the built UI (rebuilt when ui/ changed since the last build), the
- * built-in groups on a temp data dir, listening on 127.0.0.1, fed by the fake Pangolin/Traefik.
+ * The real server for UI tests: the built UI of the current sources (ui-build.ts: built once per
+ * source version into a temp dir, never ui/dist), the built-in groups on a temp data dir,
+ * listening on 127.0.0.1, fed by the fake Pangolin/Traefik.
  */
-import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { ExecutionContext } from 'ava';
 import type { FastifyInstance } from 'fastify';
 import { build, tempDir } from '../helpers/build.ts';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { writeSources } from '../resources/support.ts';
-
-const ROOT = path.join(import.meta.dirname, '..', '..');
-const UI = path.join(ROOT, 'ui');
-const INDEX = path.join(UI, 'dist', 'index.html');
-
-function newestSource(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.name === 'dist' || entry.name === 'node_modules') continue;
-    const full = path.join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestSource(full) : statSync(full).mtimeMs);
-  }
-  return newest;
-}
-
-let building: Promise<void> | null = null;
-/** Runs `vite build` when ui/dist is missing or older than a UI source file (tests must test this code). */
-export function ensureUiBuilt(): Promise<void> {
-  building ??= (async () => {
-    if (existsSync(INDEX) && statSync(INDEX).mtimeMs >= newestSource(UI)) return;
-    const vite = path.join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js');
-    await promisify(execFile)(
-      process.execPath,
-      [vite, 'build', '--config', path.join(UI, 'vite.config.ts'), '--logLevel', 'error'],
-      { cwd: ROOT },
-    );
-  })();
-  return building;
-}
+import { ensureUiBuilt } from './ui-build.ts';
 
 export interface UiServer {
   app: FastifyInstance;
@@ -53,7 +23,7 @@ export interface UiServer {
 }
 
 export async function startUiServer(t: ExecutionContext, config: Record<string, unknown> = {}): Promise<UiServer> {
-  await ensureUiBuilt();
+  const uiDir = await ensureUiBuilt();
   const fake = await startFakeUpstream();
   t.teardown(() => fake.close());
   const root = await tempDir(t, 'sm-ui-');
@@ -67,6 +37,7 @@ export async function startUiServer(t: ExecutionContext, config: Record<string, 
     dataDir,
     config: {
       auth: { mode: 'off' },
+      ui: { dir: uiDir },
       backup: { dir: backupDir },
       proxy: { static_config_path: staticConfig },
       datasources: { pangolin_url: fake.pangolinUrl, traefik_url: fake.url, active: 'pangolin' },

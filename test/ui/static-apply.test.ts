@@ -114,7 +114,7 @@ uiTest<Context>(
     );
     await mkdir(ARTIFACTS, { recursive: true });
     await section.screenshot({ path: path.join(ARTIFACTS, 'plugins-entrypoints-applied.png') });
-    assertClean(t, problems, 'plugins entry points');
+    await assertClean(t, problems, 'plugins entry points');
   },
   options,
 );

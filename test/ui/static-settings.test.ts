@@ -84,6 +84,6 @@ uiTest(
     await entryPoints.locator('tr[data-entrypoint="tcp-2222"]').getByText('present').waitFor();
     // web is not in that file; routers still use it, so it is listed as missing
     await entryPoints.locator('tr[data-entrypoint="web"]').getByText('missing').waitFor();
-    assertClean(t, problems, 'plugins static settings');
+    await assertClean(t, problems, 'plugins static settings');
   },
 );

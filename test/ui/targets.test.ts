@@ -44,6 +44,6 @@ uiTest(
     const instance = page.locator('[data-target="edge-lyon"] [data-instance="Traefik lyon"]');
     await instance.waitFor();
     t.regex(await instance.innerText(), /current/);
-    assertClean(t, problems, 'targets');
+    await assertClean(t, problems, 'targets');
   },
 );
