@@ -7,6 +7,7 @@ import { StoreError } from './errors.ts';
 import { fsyncDir, hashOf, removeDurably, writeAtomic, writeOrRemove } from './atomic-write.ts';
 import type { Attempt, StoreContext } from './context.ts';
 import { holds, readDataFile, signatureAfter } from './read-data-file.ts';
+import { commitRestore } from './restore-commit.ts';
 import type {
   ChangeEvent,
   ChangeSource,
@@ -165,6 +166,7 @@ export class FileCollection<T> implements Collection<T> {
   ): Promise<void> {
     await this.ctx.locks.run(this.dir, async () => {
       if (stillNewer && !stillNewer()) return; // a writer of ours took a newer version in meanwhile
+      if (source === 'restore') await commitRestore(this.ctx.replica, this.ctx.relative(file), bytes);
       if (!(await holds(file, bytes))) {
         this.ownOperation(file, bytes === null ? '' : hashOf(bytes));
         try {

@@ -4,6 +4,7 @@ import { hashOf, writeAtomic, writeOrRemove } from './atomic-write.ts';
 import type { StoreContext } from './context.ts';
 import type { Attempt } from './context.ts';
 import { holds, readDataFile, signatureAfter } from './read-data-file.ts';
+import { commitRestore } from './restore-commit.ts';
 import type { ChangeSource, DocumentOptions, InvalidFile, StoreDocument } from './types.ts';
 import { checkerFor, invalidAt, parseFileText, validateAgainst } from './validate.ts';
 import { renderYaml } from './yaml-file.ts';
@@ -113,6 +114,7 @@ export class FileDocument<T> implements StoreDocument<T> {
   async applyRemote(bytes: Buffer | null, stillNewer?: () => boolean, source: ChangeSource = 'cluster'): Promise<void> {
     await this.ctx.locks.run(this.path, async () => {
       if (stillNewer && !stillNewer()) return; // a writer of ours took a newer version in meanwhile
+      if (source === 'restore') await commitRestore(this.ctx.replica, this.ctx.relative(this.path), bytes);
       if (!(await holds(this.path, bytes))) {
         this.writing = bytes === null ? '' : hashOf(bytes);
         this.writesStarted += 1;

@@ -10,6 +10,7 @@ import type { Attempt, StoreContext, StoreLogger } from './context.ts';
 import { FileDocument } from './document.ts';
 import { DirectoryLocks } from './lock.ts';
 import { readDataFile, signatureOf } from './read-data-file.ts';
+import { commitRestore } from './restore-commit.ts';
 import { removeStaleTempFiles, STALE_TEMP_MS } from './temp-files.ts';
 import type {
   AnyChangeEvent,
@@ -393,7 +394,8 @@ class Store implements YamlStore {
     const document = this.documents.find((d) => d.owns(file));
     if (document) return document.applyRemote(bytes, stillNewer, source);
     // a file no collection or document of this node owns (a raw file, a plugin's collection that
-    // is not installed here): kept on disk as the cluster has it
+    // is not installed here): kept on disk as the cluster has it; a restored one is committed first
+    if (source === 'restore') await commitRestore(this.options.replica, this.ctx.relative(file), bytes);
     await writeRawReplica(this.options.dataDir, path.relative(this.options.dataDir, file), bytes);
   }
 
