@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { RETRY_DELAYS_MS, atLeast, highest, periodEnd, quietUntil } from './rules.ts';
 import type { Category, ChannelData, HistoryStatus, Severity } from './schemas.ts';
 import type { OutgoingMessage } from './senders/index.ts';
-import type { DeliveryRecord, StateFile } from './state-file.ts';
+import type { DeliveryRecord, DeliveryState, StateFile } from './state-file.ts';
 
 /** A notification raised by an event, before it is fanned out to channels. */
 export interface Notification {
@@ -29,7 +29,7 @@ export interface DeliveryOptions {
   channel: (id: string) => Channel | undefined;
   /** One attempt; rejects with an Error whose message is already scrubbed of the channel's secrets. */
   send: (channel: Channel, message: OutgoingMessage, signal: AbortSignal) => Promise<void>;
-  state: (snapshot: () => DeliveryRecord[]) => StateFile;
+  state: (snapshot: () => DeliveryState) => StateFile;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
   tickMs: number;
 }
@@ -61,25 +61,35 @@ export class Delivery {
   readonly onTick = new Set<(nowMs: number) => void>();
 
   constructor(private readonly options: DeliveryOptions) {
-    this.file = options.state(() => this.records);
+    this.file = options.state(() => ({
+      records: this.records,
+      folds: [...this.folded].map(([channel, fold]) => ({ channel, ids: fold.ids, first: fold.first })),
+    }));
   }
 
-  /** Loads the queue left by the previous run; messages cut during an attempt are reported failed. */
+  /**
+   * Loads the queue left by the previous run; messages cut during an attempt are reported failed,
+   * and a pending "N more" message is sent when its minute is over, as it would have been.
+   */
   async open(): Promise<void> {
-    let loaded: DeliveryRecord[] = [];
+    let loaded: DeliveryState = { records: [], folds: [] };
     try {
       loaded = await this.file.load();
     } catch (err) {
       this.options.log.error({ err }, 'notifications: the delivery state file is unreadable; starting empty');
     }
-    for (const record of loaded) {
+    for (const record of loaded.records) {
       if (record.status === 'queued' && record.in_flight) {
         record.in_flight = false;
         this.finish(record, 'failed', 'interrupted by a restart during the attempt; it may have arrived');
       }
       this.add(record);
     }
-    if (loaded.length > 0) await this.file.save();
+    for (const fold of loaded.folds) {
+      const ids = fold.ids.filter((id) => this.byId.get(id)?.status === 'suppressed');
+      if (ids.length > 0) this.folded.set(fold.channel, { ids, first: fold.first });
+    }
+    if (loaded.records.length > 0) await this.file.save();
   }
 
   start(): void {
@@ -98,7 +108,7 @@ export class Delivery {
       const record = this.newRecord(channel.id, notification);
       if (channel.schedule !== 'immediate') {
         record.hold = 'digest';
-        record.due_at = periodEnd(channel.schedule, nowMs);
+        record.due_at = periodEnd(channel.schedule, nowMs, channel.quiet_hours?.timezone ?? 'UTC');
       }
       this.add(record);
     }

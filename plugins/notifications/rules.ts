@@ -51,8 +51,47 @@ export function quietUntil(channel: Pick<ChannelData, 'quiet_hours'>, nowMs: num
   return nowMs + wait * 1000 - (nowMs % 1000);
 }
 
-/** End of the digest period `nowMs` is in: the next full hour, or the next midnight (UTC). */
-export function periodEnd(schedule: 'hourly' | 'daily', nowMs: number): number {
-  const size = schedule === 'hourly' ? 3_600_000 : 86_400_000;
-  return Math.floor(nowMs / size) * size + size;
+/** How far the wall clock of `zone` is ahead of UTC at `atMs` (ms; UTC when the zone is unknown). */
+function zoneOffsetMs(zone: string, atMs: number): number {
+  let parts: Intl.DateTimeFormatPart[];
+  try {
+    parts = new Intl.DateTimeFormat('en-GB', {
+      timeZone: zone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+    }).formatToParts(new Date(atMs));
+  } catch {
+    return 0;
+  }
+  const get = (type: string) => Number(parts.find((part) => part.type === type)?.value ?? 0);
+  const wall = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
+  return wall - (atMs - (((atMs % 1000) + 1000) % 1000));
+}
+
+/** The local calendar day of `atMs` in `zone`, as a number that grows by one a day. */
+const localDay = (zone: string, atMs: number) => Math.floor((atMs + zoneOffsetMs(zone, atMs)) / 86_400_000);
+
+/**
+ * End of the digest period `nowMs` is in, by the wall clock of `zone` (the channel's
+ * quiet_hours.timezone, default UTC): the next full hour, or the next local midnight. Across a
+ * daylight-saving change the day is 23 or 25 hours long; where midnight itself is skipped, the day
+ * ends at the first instant of the next one.
+ */
+export function periodEnd(schedule: 'hourly' | 'daily', nowMs: number, zone = 'UTC'): number {
+  const offset = zoneOffsetMs(zone, nowMs);
+  if (schedule === 'hourly') return Math.floor((nowMs + offset) / 3_600_000) * 3_600_000 + 3_600_000 - offset;
+  // local midnight as a UTC wall time, turned into an instant with the offset in force just before
+  // and just after it; the earliest candidate that is already in the next local day is the end
+  const midnight = (Math.floor((nowMs + offset) / 86_400_000) + 1) * 86_400_000;
+  const today = localDay(zone, nowMs);
+  const candidates = [midnight - 14 * 3_600_000, midnight + 14 * 3_600_000]
+    .map((probe) => midnight - zoneOffsetMs(zone, probe))
+    .filter((instant) => instant > nowMs && localDay(zone, instant) > today)
+    .sort((a, b) => a - b);
+  return candidates[0] ?? midnight - offset;
 }

@@ -1,5 +1,5 @@
 /**
- * The delivery state on disk: every queued message and the history, one JSON file
+ * The delivery state on disk: every queued message, the history and the pending "N more" folds, one JSON file
  * `data/.notifications/state.json` (0600; hidden, so the watcher, backups and cluster replication
  * leave it alone: each node delivers its own queue). Writes are whole-file and atomic through the
  * store; calls while a write is waiting share it, so a burst of changes costs one or two writes.
@@ -35,9 +35,22 @@ export interface DeliveryRecord {
   in_digest?: string;
 }
 
-interface StateContent {
-  version: 1;
+/** Suppressed records of a channel waiting for their "N more" message, due a minute after `first` (ms). */
+export interface PendingFold {
+  channel: string;
+  ids: string[];
+  first: number;
+}
+
+/** What the file holds besides its version. */
+export interface DeliveryState {
   records: DeliveryRecord[];
+  /** Absent in files written before folds were kept. */
+  folds: PendingFold[];
+}
+
+interface StateContent extends Partial<DeliveryState> {
+  version: 1;
 }
 
 export class StateFile {
@@ -49,16 +62,19 @@ export class StateFile {
 
   constructor(
     private readonly store: YamlStore,
-    private readonly snapshot: () => DeliveryRecord[],
+    private readonly snapshot: () => DeliveryState,
     private readonly onError: (err: unknown) => void,
     private readonly onRecovered: () => void = () => undefined,
   ) {}
 
-  async load(): Promise<DeliveryRecord[]> {
+  async load(): Promise<DeliveryState> {
     const bytes = await this.store.readRaw(STATE_FILE);
-    if (!bytes) return [];
+    if (!bytes) return { records: [], folds: [] };
     const parsed = JSON.parse(bytes.toString('utf8')) as Partial<StateContent>;
-    return Array.isArray(parsed.records) ? parsed.records.filter(isRecord) : [];
+    return {
+      records: Array.isArray(parsed.records) ? parsed.records.filter(isRecord) : [],
+      folds: Array.isArray(parsed.folds) ? parsed.folds.filter(isFold) : [],
+    };
   }
 
   /** Resolves once a write that started after this call has finished (errors are reported, not thrown). */
@@ -66,7 +82,7 @@ export class StateFile {
     if (this.queued) return this.queued;
     const write = this.lastWrite.then(async () => {
       this.queued = null;
-      const content = JSON.stringify({ version: 1, records: this.snapshot() } satisfies StateContent);
+      const content = JSON.stringify({ version: 1, ...this.snapshot() } satisfies StateContent);
       try {
         await this.store.writeRaw(STATE_FILE, content, 0o600, 0o700);
         if (this.failing) {
@@ -84,6 +100,18 @@ export class StateFile {
     this.lastWrite = write;
     return write;
   }
+}
+
+function isFold(value: unknown): value is PendingFold {
+  const fold = value as Partial<PendingFold> | null;
+  return (
+    typeof fold === 'object' &&
+    fold !== null &&
+    typeof fold.channel === 'string' &&
+    typeof fold.first === 'number' &&
+    Array.isArray(fold.ids) &&
+    fold.ids.every((id) => typeof id === 'string')
+  );
 }
 
 function isRecord(value: unknown): value is DeliveryRecord {

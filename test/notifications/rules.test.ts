@@ -2,11 +2,13 @@
  * Channel rules (API.md §4.21) with an injected clock: the per-minute cap folding the excess into one
  * "N more" message, quiet hours that errors break through, hourly and daily digests (kept across a restart).
  */
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'ava';
 import type { FastifyInstance } from 'fastify';
 import { build, tempDir } from '../helpers/build.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { periodEnd } from '../../plugins/notifications/rules.ts';
 import { addChannel, fakeClock, history, quietUpstream, startReceiver, type Receiver } from './support.ts';
 
 const config = { auth: { mode: 'off' }, notifications: { ...quietUpstream, tick_ms: 20 } };
@@ -124,4 +126,79 @@ test('a daily digest waiting across a restart is sent by the next process at mid
   clock.set('2030-01-02T00:00:00.000Z');
   await waitFor(() => receiver.received.length === 1, 200);
   t.is(JSON.parse(receiver.received[0].body).title, 'Digest: 1 notifications (daily)');
+});
+
+test('a daily digest ends at midnight of the channel quiet_hours.timezone (UTC without one)', async (t) => {
+  const clock = fakeClock('2030-01-01T20:00:00.000Z');
+  const app = await build(t, { now: clock.now, config });
+  const berlin = await startReceiver(t);
+  const utc = await startReceiver(t);
+  // start = end: no quiet hours, only the zone
+  const zone = { start: '00:00', end: '00:00', timezone: 'Europe/Berlin' };
+  await addChannel(app, {
+    name: 'berlin',
+    type: 'webhook',
+    config: { url: berlin.url },
+    schedule: 'daily',
+    quiet_hours: zone,
+  });
+  await addChannel(app, { name: 'utc', type: 'webhook', config: { url: utc.url }, schedule: 'daily' });
+  raise(app, 'evening');
+  // 23:00 UTC is midnight in Berlin (UTC+1 in January): the Berlin day is over, the UTC day is not
+  clock.set('2030-01-01T23:00:00.000Z');
+  await waitFor(() => berlin.received.length === 1, 200);
+  t.is(JSON.parse(berlin.received[0].body).title, 'Digest: 1 notifications (daily)');
+  t.is(utc.received.length, 0, 'the tick that sent Berlin its digest found the UTC one not due');
+  clock.set('2030-01-02T00:00:00.000Z');
+  await waitFor(() => utc.received.length === 1, 200);
+  t.is(berlin.received.length, 1);
+});
+
+test('digest periods follow the zone: 23- and 25-hour days, a skipped midnight, half-hour offsets', (t) => {
+  const end = (schedule: 'hourly' | 'daily', at: string, zone?: string) =>
+    new Date(periodEnd(schedule, Date.parse(at), zone)).toISOString();
+  t.is(end('daily', '2030-01-01T18:00:00Z'), '2030-01-02T00:00:00.000Z');
+  t.is(end('daily', '2030-01-01T23:30:00Z', 'Europe/Berlin'), '2030-01-02T23:00:00.000Z');
+  // spring forward on 2030-03-31 (23 h) and fall back on 2030-10-27 (25 h) in Berlin
+  t.is(end('daily', '2030-03-31T12:00:00Z', 'Europe/Berlin'), '2030-03-31T22:00:00.000Z');
+  t.is(end('daily', '2030-10-27T12:00:00Z', 'Europe/Berlin'), '2030-10-27T23:00:00.000Z');
+  // Santiago skipped 2025-09-07 00:00 (clocks went to 01:00, UTC-3): the day ends at that jump
+  t.is(end('daily', '2025-09-06T12:00:00Z', 'America/Santiago'), '2025-09-07T04:00:00.000Z');
+  // hourly follows the local full hour: Kolkata is UTC+5:30
+  t.is(end('hourly', '2030-01-01T10:15:00Z', 'Asia/Kolkata'), '2030-01-01T10:30:00.000Z');
+  t.is(end('hourly', '2030-01-01T10:15:00Z'), '2030-01-01T11:00:00.000Z');
+});
+
+test('a pending "N more" message survives a restart within its minute and is sent when the minute is over', async (t) => {
+  const dataDir = path.join(await tempDir(t), 'data');
+  const clock = fakeClock('2030-01-01T10:00:00.000Z');
+  const receiver = await startReceiver(t);
+  const first = await build(t, { dataDir, now: clock.now, config });
+  await addChannel(first, { name: 'capped', type: 'webhook', config: { url: receiver.url }, max_per_minute: 2 });
+  for (let n = 0; n < 5; n++) raise(first, `event ${n}`);
+  await waitFor(() => receiver.received.length === 2, 200);
+  await waitFor(async () => (await history(first, '?status=suppressed')).length === 3, 200);
+  clock.advance(30_000);
+  await first.close();
+  const saved = JSON.parse(await readFile(path.join(dataDir, '.notifications', 'state.json'), 'utf8')) as {
+    folds: { ids: string[]; first: number }[];
+  };
+  t.is(saved.folds.length, 1);
+  t.is(saved.folds[0].ids.length, 3);
+  t.is(saved.folds[0].first, Date.parse('2030-01-01T10:00:00.000Z'));
+
+  const second = await build(t, { dataDir, now: clock.now, config });
+  clock.advance(30_000);
+  await waitFor(() => receiver.received.length === 3, 200);
+  const folded = JSON.parse(receiver.received[2].body);
+  t.is(folded.title, '3 more notifications');
+  t.regex(folded.message, /event 2[\s\S]*event 3[\s\S]*event 4/);
+  const entries = await waitFor(async () => {
+    const found = await history(second, '?status=sent');
+    return found.some((e) => e.title === '3 more notifications') ? found : null;
+  }, 200);
+  t.deepEqual(
+    entries.map((e) => e.title),
+    ['3 more notifications', 'event 1', 'event 0'],
+  );
 });
