@@ -28,6 +28,29 @@ export interface CertificateView {
   not_after: string;
   days_left: number;
   source: CertificateSource;
+  /** metrics: Traefik's `sans` label */
+  sans?: string[];
+  /** acme: the resolver holding it */
+  resolver?: string;
+  /** acme: `domain.main` and `domain.sans` */
+  domains?: string[];
+}
+
+/** How one configured source fared in the last check. */
+export interface CertificateSourceStatus {
+  source: CertificateSource;
+  url_or_path: string;
+  ok: boolean;
+  /** null when ok */
+  error: string | null;
+}
+
+/** The last check: when it ended, its sources and certificates (GET /api/certificates). */
+export interface CertificateReport {
+  /** null before the first check ended */
+  checked_at: string | null;
+  sources: CertificateSourceStatus[];
+  certificates: CertificateView[];
 }
 
 interface Logger {
@@ -57,11 +80,18 @@ export class CertificateCheck {
   private readonly notices: CertificateNotices;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
+  /** the running check is still reading its sources (a check() joins it) */
+  private reading = false;
+  /** the check queued behind a running one whose reads are done */
+  private next: Promise<void> | null = null;
   private closed = false;
   /** aborts a read of Traefik's metrics in flight at close (shutdown does not wait for its timeout) */
   private readonly stopping = new AbortController();
   /** errors of the last check per source, logged when they change */
   private readonly lastErrors = new Map<CertificateSource, string>();
+  /** sources of the last check that ended, and when it ended */
+  private sourceStatus: CertificateSourceStatus[] = [];
+  private checkedAt: string | null = null;
 
   constructor(private readonly options: CertificateCheckOptions) {
     this.notices = new CertificateNotices(options.dataDir);
@@ -83,6 +113,14 @@ export class CertificateCheck {
   /** One check now (or the one running); never rejects. */
   check(): Promise<void> {
     if (this.closed) return Promise.resolve();
+    if (this.running && !this.reading) {
+      // the running check has read its sources already: one more follows it, shared by every caller meanwhile
+      this.next ??= this.running.then(() => {
+        this.next = null;
+        return this.check();
+      });
+      return this.next;
+    }
     this.running ??= this.run().finally(() => (this.running = null));
     return this.running;
   }
@@ -96,7 +134,15 @@ export class CertificateCheck {
         not_after: new Date(reading.notAfter * 1000).toISOString(),
         days_left: daysLeft(reading.notAfter, nowMs),
         source: reading.source,
+        ...(reading.sans ? { sans: reading.sans } : {}),
+        ...(reading.resolver !== undefined ? { resolver: reading.resolver } : {}),
+        ...(reading.domains ? { domains: reading.domains } : {}),
       }));
+  }
+
+  /** The last check's time, sources and certificates. */
+  report(): CertificateReport {
+    return { checked_at: this.checkedAt, sources: this.sourceStatus, certificates: this.list() };
   }
 
   samples(): Sample[] {
@@ -112,15 +158,20 @@ export class CertificateCheck {
 
   private async run(): Promise<void> {
     const { metricsUrl, acmePath } = this.options;
+    this.reading = true;
+    const status: CertificateSourceStatus[] = [];
     const [fromMetrics, fromAcme] = await Promise.all([
       metricsUrl
-        ? this.read('metrics', () =>
+        ? this.read('metrics', withoutUserInfo(metricsUrl), status, () =>
             readTraefikMetrics(metricsUrl, this.options.readTimeoutMs ?? METRICS_READ_TIMEOUT_MS, this.stopping.signal),
           )
         : [],
-      acmePath ? this.read('acme', () => readAcmeFile(acmePath)) : [],
+      acmePath ? this.read('acme', acmePath, status, () => readAcmeFile(acmePath)) : [],
     ]);
+    this.reading = false;
     if (this.closed) return;
+    this.sourceStatus = status.sort((a, b) => a.source.localeCompare(b.source)).reverse(); // metrics, acme
+    this.checkedAt = this.options.now().toISOString();
     const latest = new Map<string, CertificateReading>();
     for (const reading of [...fromMetrics, ...fromAcme]) {
       const known = latest.get(reading.cn);
@@ -131,14 +182,23 @@ export class CertificateCheck {
   }
 
   /** Readings of one source, or [] (logged once per new error) when it fails. */
-  private async read(source: CertificateSource, read: () => Promise<CertificateReading[]>) {
+  private async read(
+    source: CertificateSource,
+    where: string,
+    status: CertificateSourceStatus[],
+    read: () => Promise<CertificateReading[]>,
+  ) {
     try {
       const readings = await read();
+      status.push({ source, url_or_path: where, ok: true, error: null });
       if (this.lastErrors.delete(source)) this.options.log.info({ source }, 'certificate source readable again');
       return readings;
     } catch (err) {
       if (this.closed) return [];
       const message = (err as Error).message;
+      // the metrics URL's user info (if any) is not shown
+      const shown = source === 'metrics' ? message.replaceAll(this.options.metricsUrl, where) : message;
+      status.push({ source, url_or_path: where, ok: false, error: shown });
       if (this.lastErrors.get(source) !== message)
         this.options.log.warn({ source, error: message }, 'certificate source not readable; checked again later');
       this.lastErrors.set(source, message);
@@ -170,6 +230,19 @@ export class CertificateCheck {
         .catch((err: Error) =>
           this.options.log.warn({ error: err.message }, 'certificate notices not saved; a restart may repeat them'),
         );
+  }
+}
+
+/** `url` without a user name or password (shown in GET /api/certificates). */
+function withoutUserInfo(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.username === '' && parsed.password === '') return url;
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    return url;
   }
 }
 

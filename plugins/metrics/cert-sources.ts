@@ -17,6 +17,12 @@ export interface CertificateReading {
   /** unix seconds */
   notAfter: number;
   source: CertificateSource;
+  /** the `sans` label of Traefik's metric (comma list), when not empty */
+  sans?: string[];
+  /** acme.json: the resolver (top-level key) that holds the certificate */
+  resolver?: string;
+  /** acme.json: `domain.main` then `domain.sans` */
+  domains?: string[];
 }
 
 const METRIC = 'traefik_tls_certs_not_after';
@@ -47,7 +53,11 @@ export function parseCertificateMetrics(text: string): CertificateReading[] {
     if (!sample) continue;
     const cn = sample.labels.get('cn');
     if (cn === undefined || cn === '' || !Number.isFinite(sample.value)) continue;
-    out.push({ cn, notAfter: sample.value, source: 'metrics' });
+    const sans = (sample.labels.get('sans') ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name !== '');
+    out.push({ cn, notAfter: sample.value, source: 'metrics', ...(sans.length > 0 ? { sans } : {}) });
   }
   return out;
 }
@@ -97,13 +107,18 @@ export async function readAcmeFile(file: string): Promise<CertificateReading[]> 
 export function parseAcme(document: unknown): CertificateReading[] {
   const out: CertificateReading[] = [];
   if (!isObject(document)) return out;
-  for (const resolver of Object.values(document)) {
+  for (const [name, resolver] of Object.entries(document)) {
     if (!isObject(resolver) || !Array.isArray(resolver.Certificates)) continue;
     for (const entry of resolver.Certificates as unknown[]) {
       if (!isObject(entry) || typeof entry.certificate !== 'string') continue;
-      const main = isObject(entry.domain) && typeof entry.domain.main === 'string' ? entry.domain.main : null;
+      const domain = isObject(entry.domain) ? entry.domain : {};
+      const main = typeof domain.main === 'string' ? domain.main : null;
+      const domains = [main, ...(Array.isArray(domain.sans) ? (domain.sans as unknown[]) : [])].filter(
+        (value): value is string => typeof value === 'string' && value !== '',
+      );
       const leaf = leafOf(Buffer.from(entry.certificate, 'base64').toString('utf8'));
-      if (leaf) out.push({ cn: leaf.cn || main || '', notAfter: leaf.notAfter, source: 'acme' });
+      if (leaf)
+        out.push({ cn: leaf.cn || main || '', notAfter: leaf.notAfter, source: 'acme', resolver: name, domains });
     }
   }
   return out.filter((reading) => reading.cn !== '');

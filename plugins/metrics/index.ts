@@ -11,14 +11,15 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { Registry } from 'prom-client';
-import { CertificateCheck, type CertificateView } from './cert-check.ts';
+import { CertificateCheck, type CertificateReport, type CertificateView } from './cert-check.ts';
+import { errors } from '../../core/errors/app-error.ts';
 import { registerStackSeries } from './collectors.ts';
 import { HttpRequestCounts } from './http-requests.ts';
 import { processMetrics } from './process-metrics.ts';
-import { metricsSchema, PROMETHEUS_CONTENT_TYPE } from './schemas.ts';
+import { certificatesSchema, metricsSchema, PROMETHEUS_CONTENT_TYPE } from './schemas.ts';
 import { register, scraped } from './series.ts';
 
-export type { CertificateEvent, CertificateView } from './cert-check.ts';
+export type { CertificateEvent, CertificateReport, CertificateView } from './cert-check.ts';
 
 /** The certificates the expiry check knows (for a Certificates view and the tests). */
 export interface Certificates {
@@ -26,6 +27,8 @@ export interface Certificates {
   list(): CertificateView[];
   /** Checks now (or joins the check running) and resolves when done; never rejects. */
   check(): Promise<void>;
+  /** The last check's time, per-source outcome and certificates (GET /api/certificates). */
+  report(): CertificateReport;
 }
 
 declare module 'fastify' {
@@ -72,6 +75,7 @@ async function metrics(app: FastifyInstance): Promise<void> {
   app.decorate('certificates', {
     list: () => certificates.list(),
     check: () => certificates.check(),
+    report: () => certificates.report(),
   } satisfies Certificates);
   const stopSeries = registerStackSeries(app, registry, () => certificates.samples());
   app.addHook('onReady', async () => certificates.start());
@@ -96,6 +100,15 @@ async function metrics(app: FastifyInstance): Promise<void> {
         return reply.type(PROMETHEUS_CONTENT_TYPE).send(text);
       },
     );
+    scope.get('/api/certificates', { config: { auth: 'operations' }, schema: certificatesSchema }, async (request) => {
+      if (!certificates.enabled)
+        throw errors.notConfigured(
+          'no certificate source is set; set proxy.metrics_url (PROXY_METRICS_URL) or proxy.acme_path (PROXY_ACME_PATH)',
+        );
+      // a refresh joins a check in flight; the check is bounded by the metrics read timeout (10 s)
+      if (request.query.refresh === true) await certificates.check();
+      return certificates.report();
+    });
   });
 }
 

@@ -154,7 +154,7 @@ test('the Traefik metric parser reads cn with escapes and skips other series', (
     'traefik_entrypoint_requests_total{code="200",entrypoint="web",method="GET",protocol="http"} 3',
   ].join('\n');
   t.deepEqual(parseCertificateMetrics(text), [
-    { cn: 'a.example.test', notAfter: 1796056938, source: 'metrics' },
+    { cn: 'a.example.test', notAfter: 1796056938, source: 'metrics', sans: ['a.example.test', 'b.example.test'] },
     { cn: 'odd "quoted" \\ name', notAfter: 1700000000, source: 'metrics' },
   ]);
 });
