@@ -126,8 +126,13 @@ export async function upstream<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-export function toManaged(d: LapiDecision, now: number): ManagedDecisionView {
+/** When a decision ends: now + its remaining Go duration, null when it has none (or it does not parse). */
+export function expiresAt(d: LapiDecision, now: number): string | null {
   const remaining = typeof d.duration === 'string' ? goDurationMs(d.duration) : null;
+  return remaining === null ? null : new Date(now + Math.round(remaining)).toISOString();
+}
+
+export function toManaged(d: LapiDecision, now: number): ManagedDecisionView {
   return {
     id: d.id,
     origin: String(d.origin ?? ''),
@@ -136,7 +141,7 @@ export function toManaged(d: LapiDecision, now: number): ManagedDecisionView {
     value: String(d.value ?? ''),
     scenario: String(d.scenario ?? ''),
     duration: String(d.duration ?? ''),
-    expires_at: remaining === null ? null : new Date(now + Math.round(remaining)).toISOString(),
+    expires_at: expiresAt(d, now),
     // the bouncer endpoints leave simulated decisions out; alert answers say so themselves
     simulated: d.simulated === true,
   };

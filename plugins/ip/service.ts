@@ -4,7 +4,7 @@ import type { MiddlewareData } from '../middlewares/schemas.ts';
 import { allowlistedBy } from './allowlist.ts';
 import { CrowdSecError, type CrowdSecClient, type LapiAlert, type LapiDecision } from './crowdsec-client.ts';
 import { ipErrors } from './errors.ts';
-import { goDurationMs } from './go-duration.ts';
+import { expiresAt, upstream } from './decisions-service.ts';
 import { ipVersion } from './ip-address.ts';
 import type { PublicIpFinder } from './public-ip.ts';
 import type { AlertView, BlockedView, DecisionView, PublicIpView, SecurityView, UnbanView } from './schemas.ts';
@@ -95,17 +95,7 @@ export class IpService {
 }
 
 /** Runs a LAPI call, turning its failures into 502 `upstream_unavailable`. */
-async function upstream<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    if (err instanceof CrowdSecError) throw ipErrors.crowdsec(err.message);
-    throw err;
-  }
-}
-
 function toDecision(d: LapiDecision, now: number): DecisionView {
-  const remaining = typeof d.duration === 'string' ? goDurationMs(d.duration) : null;
   return {
     id: d.id,
     type: String(d.type ?? ''),
@@ -114,7 +104,7 @@ function toDecision(d: LapiDecision, now: number): DecisionView {
     origin: String(d.origin ?? ''),
     scenario: String(d.scenario ?? ''),
     duration: String(d.duration ?? ''),
-    until: remaining === null ? null : new Date(now + Math.round(remaining)).toISOString(),
+    until: expiresAt(d, now),
   };
 }
 
