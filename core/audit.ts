@@ -105,6 +105,25 @@ function objectIdOf(request: FastifyRequest, reply: FastifyReply): string | null
   }
 }
 
+/** The audit line of a finished request (also the history's commit message for it). */
+export function auditEntryOf(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  objectId: string | null,
+): AuditEntry {
+  return {
+    ts: app.now().toISOString(),
+    actor: request.principal?.name ?? 'anonymous',
+    ip: request.ip,
+    method: request.method,
+    path: redactQuery(request.url),
+    status: reply.statusCode,
+    object_id: objectId,
+    request_id: String(request.id),
+  };
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     /** Pending audit lines; `flush()` resolves once they are written (tests, shutdown). */
@@ -137,16 +156,7 @@ async function audit(app: FastifyInstance): Promise<void> {
       done();
       return;
     }
-    log.append({
-      ts: app.now().toISOString(),
-      actor: request.principal?.name ?? 'anonymous',
-      ip: request.ip,
-      method: request.method,
-      path: redactQuery(request.url),
-      status: reply.statusCode,
-      object_id: objectIdOf(request, reply),
-      request_id: String(request.id),
-    });
+    log.append(auditEntryOf(app, request, reply, objectIdOf(request, reply)));
     done();
   });
 }

@@ -21,7 +21,7 @@ import path from 'node:path';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { redactQuery } from '../../core/audit.ts';
+import { auditEntryOf } from '../../core/audit.ts';
 import { errors } from '../../core/errors/app-error.ts';
 import { paginate } from '../../model/http.ts';
 import { historyErrors } from './errors.ts';
@@ -90,16 +90,7 @@ async function history(app: FastifyInstance): Promise<void> {
       const id = typeof params.id === 'string' ? params.id : typeof params.name === 'string' ? params.name : null;
       lines.set(String(request.id), {
         at: now,
-        line: {
-          ts: app.now().toISOString(),
-          actor: request.principal?.name ?? 'anonymous',
-          ip: request.ip,
-          method: request.method,
-          path: redactQuery(request.url),
-          status: reply.statusCode,
-          object_id: id,
-          request_id: String(request.id),
-        },
+        line: auditEntryOf(app, request, reply, id),
       });
       if (lines.size > 1000)
         for (const [key, value] of lines) {

@@ -12,6 +12,7 @@
  */
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { AuditEntry } from '../../core/audit.ts';
 import type { AnyChangeEvent, YamlStore } from '../../core/store/types.ts';
 import { blobId, Git, REF } from './git.ts';
 import { Redactor } from './redact.ts';
@@ -27,16 +28,8 @@ export interface Attribution {
   requestId?: string;
 }
 
-export interface AuditLine {
-  ts: string;
-  actor: string;
-  ip: string;
-  method: string;
-  path: string;
-  status: number;
-  object_id: string | null;
-  request_id: string;
-}
+/** A request's audit line (core/audit.ts), kept by the history for the commit message. */
+export type AuditLine = AuditEntry;
 
 export interface RecorderOptions {
   store: YamlStore;
