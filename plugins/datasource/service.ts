@@ -43,6 +43,8 @@ export interface DataSourceRegistry {
   source(name: string): (UpstreamSource & { poll_interval_s: number }) | null;
   /** All sources as the API shows them, sorted by name. */
   list(): DataSourceView[];
+  /** Every `traefik`-type source with its credentials, sorted by name (the groups that ask each Traefik). */
+  traefikSources(): Array<{ name: string; source: UpstreamSource & { poll_interval_s: number } }>;
   /** Called when the active source or any of its settings change (API or hand edit); returns the unsubscribe function. */
   onChange(listener: (active: ActiveDataSource | null) => void): () => void;
 }
@@ -117,6 +119,15 @@ export class DataSourceService implements DataSourceRegistry {
     return this.validNames()
       .sort()
       .map((name) => this.view(name, this.document.get().sources[name]));
+  }
+
+  traefikSources(): Array<{ name: string; source: UpstreamSource & { poll_interval_s: number } }> {
+    return this.list()
+      .filter((view) => view.type === 'traefik')
+      .flatMap((view) => {
+        const source = this.source(view.name);
+        return source ? [{ name: view.name, source }] : [];
+      });
   }
 
   onChange(listener: (active: ActiveDataSource | null) => void): () => void {

@@ -52,14 +52,7 @@ async function staticGroup(app: FastifyInstance): Promise<void> {
     entries: service,
     staticPath: () => staticConfigPath(app),
     composePath: () => composeFilePath(app),
-    traefikSources: () =>
-      app.datasources
-        .list()
-        .filter((view) => view.type === 'traefik')
-        .flatMap((view) => {
-          const source = app.datasources.source(view.name);
-          return source ? [{ name: view.name, source }] : [];
-        }),
+    traefikSources: () => app.datasources.traefikSources(),
     log: app.log.child({ component: 'static-apply' }),
   });
   await app.register(routes, { service });

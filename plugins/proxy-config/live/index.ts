@@ -40,14 +40,7 @@ async function liveStatus(app: FastifyInstance): Promise<void> {
     settleMs: settle_s * 1000,
     intervalMs: interval_s * 1000,
     now: () => app.now(),
-    sources: () =>
-      app.datasources
-        .list()
-        .filter((view) => view.type === 'traefik')
-        .flatMap((view) => {
-          const source = app.datasources.source(view.name);
-          return source ? [{ name: view.name, source }] : [];
-        }),
+    sources: () => app.datasources.traefikSources(),
     // mode none: discovered resources are not emitted and no Traefik runs them; they stay unknown
     resources: () =>
       app.datasources.mode() === 'none'
