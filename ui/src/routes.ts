@@ -32,6 +32,7 @@ export const ROUTES: RouteDef[] = [
   { path: '/datasources', title: 'Data sources', group: 'config', nav: true, load: () => import('./screens/datasources') },
   { path: '/plugins', title: 'Traefik plugins', group: 'config', nav: true, load: () => import('./screens/plugins') },
   { path: '/explorer', title: 'Traefik explorer', group: 'config', nav: true, load: () => import('./screens/explorer') },
+  { path: '/certificates', title: 'Certificates', group: 'ops', nav: true, load: () => import('./screens/certificates') },
   { path: '/targets', title: 'Provider targets', group: 'config', nav: true, load: () => import('./screens/targets') },
   { path: '/mtls', title: 'mTLS', group: 'config', nav: true, load: () => import('./screens/mtls') },
   { path: '/history', title: 'History', group: 'config', nav: true, load: () => import('./screens/history') },

@@ -7,7 +7,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import type { Job } from '../api/types';
 import { currentToken } from './token';
 
-export type LiveEventType = 'object' | 'provider' | 'invalid_file' | 'upstream' | 'job' | 'container' | 'backup' | 'live' | 'diagnosis' | 'reset';
+export type LiveEventType = 'object' | 'provider' | 'invalid_file' | 'upstream' | 'job' | 'container' | 'backup' | 'live' | 'diagnosis' | 'certificate' | 'reset';
 export interface LiveEvent {
   type: LiveEventType;
   data: Record<string, unknown>;
@@ -21,7 +21,8 @@ export function jobOf(event: LiveEvent): Job | null {
 }
 
 // `live` {resource, state, previous} and `diagnosis` {finding, action}: what Traefik runs (§4.19)
-const TYPES: LiveEventType[] = ['object', 'provider', 'invalid_file', 'upstream', 'job', 'container', 'backup', 'live', 'diagnosis', 'reset'];
+// `certificate` {cn, not_after, days_left, threshold, source}: an expiry threshold reached (Certificates screen)
+const TYPES: LiveEventType[] = ['object', 'provider', 'invalid_file', 'upstream', 'job', 'container', 'backup', 'live', 'diagnosis', 'certificate', 'reset'];
 const listeners = new Set<Listener>();
 const stateListeners = new Set<(state: string) => void>();
 let source: EventSource | null = null;
