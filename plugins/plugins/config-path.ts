@@ -2,9 +2,10 @@
  * The Traefik static config path (API.md §4.6 configpath): settings.yaml `proxy_static_config_path`
  * wins over `proxy.static_config_path` (PROXY_STATIC_CONFIG); PUT validates and persists it.
  */
-import { accessSync, constants, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { StoreDocument } from '../../core/store/types.ts';
+import { writableOrCreatable } from '../../model/path-access.ts';
 import type { Settings } from '../../core/settings.ts';
 import { pluginErrors } from './errors.ts';
 
@@ -28,15 +29,6 @@ export function configPathOf(
   return { path: null, source: 'unset' };
 }
 
-const canWrite = (target: string): boolean => {
-  try {
-    accessSync(target, constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 /** The GET answer: whether the file exists and could be written (or, when missing, created in its dir). */
 export function describePath(current: { path: string | null; source: ConfigPathView['source'] }): ConfigPathView {
   if (!current.path) return { ...current, exists: false, writable: false };
@@ -46,7 +38,7 @@ export function describePath(current: { path: string | null; source: ConfigPathV
   } catch {
     exists = false;
   }
-  return { ...current, exists, writable: exists ? canWrite(current.path) : canWrite(path.dirname(current.path)) };
+  return { ...current, exists, writable: writableOrCreatable(current.path, exists) };
 }
 
 /** Checks a new path (422 `validation_failed` naming `/path`); returns it normalised. */

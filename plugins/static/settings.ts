@@ -4,9 +4,10 @@
  * (STACK_COMPOSE_FILE) and `proxy.plugins_local_dir` (PROXY_PLUGINS_LOCAL_DIR), as the static config
  * path of §4.6 does. Every reader resolves the path in effect at each use, so a change applies at once.
  */
-import { accessSync, constants, statSync, type Stats } from 'node:fs';
+import { statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import type { StoreDocument } from '../../core/store/types.ts';
+import { canWrite, writableOrCreatable } from '../../model/path-access.ts';
 import type { Settings } from '../../core/settings.ts';
 import type { AppConfig } from '../../core/config/schema.ts';
 import { staticErrors } from './errors.ts';
@@ -53,21 +54,12 @@ const statOf = (target: string): Stats | null => {
   }
 };
 
-const canWrite = (target: string): boolean => {
-  try {
-    accessSync(target, constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 /** `exists`: a file (compose) or a directory (plugins-local); `writable`: it, or when missing its parent, may be written. */
 function describe(name: StaticSettingName, current: { path: string | null; source: SettingSource }): SettingView {
   if (!current.path) return { ...current, exists: false, writable: false };
   const stats = statOf(current.path);
   const exists = stats !== null && (name === 'compose_file' ? stats.isFile() : stats.isDirectory());
-  return { ...current, exists, writable: exists ? canWrite(current.path) : canWrite(path.dirname(current.path)) };
+  return { ...current, exists, writable: writableOrCreatable(current.path, exists) };
 }
 
 /** The GET answer. */
