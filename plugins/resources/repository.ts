@@ -143,16 +143,7 @@ export class ResourceRepository {
     change: (record: ResourceRecord) => Overrides,
     ifMatch?: string,
   ): Promise<StoredObject<ResourceFileData>> {
-    if (!this.collection.has(id)) throw resourceErrors.notFound(id);
-    const stored = await this.collection.update(id, (fresh) => {
-      if (!fresh) throw ifMatch === undefined ? resourceErrors.notFound(id) : versionConflict(id);
-      const part = this.discovered.get(id) ?? discoveredFromFile(id, fresh.data);
-      // If-Match names what was answered, which the file's ETag alone does not always cover
-      if (!ifMatchAccepts(ifMatch, this.etagOf(fresh, part))) throw versionConflict(id);
-      const record = compose(id, part, overridesFromFile(fresh.data));
-      return toFile({ ...record, ...change(record) });
-    });
-    return stored!;
+    return this.rewrite(id, ifMatch, (record) => ({ ...record, ...change(record) }));
   }
 
   /** Creates an own resource's file (API.md §4.24); 409 already_exists when the id is taken. */
@@ -172,15 +163,29 @@ export class ResourceRepository {
     build: (record: ResourceRecord) => ResourceRecord,
     ifMatch?: string,
   ): Promise<StoredObject<ResourceFileData>> {
+    const stored = await this.rewrite(id, ifMatch, build);
+    this.discovered.set(id, discoveredFromFile(id, stored.data));
+    this.changed();
+    return stored;
+  }
+
+  /**
+   * Rewrites one resource's file under the collection lock: `build` gets the record of the freshest
+   * file (404 when it is gone, 412 when If-Match names another version) and returns the new one.
+   */
+  private async rewrite(
+    id: string,
+    ifMatch: string | undefined,
+    build: (record: ResourceRecord) => ResourceRecord,
+  ): Promise<StoredObject<ResourceFileData>> {
     if (!this.collection.has(id)) throw resourceErrors.notFound(id);
     const stored = await this.collection.update(id, (fresh) => {
       if (!fresh) throw ifMatch === undefined ? resourceErrors.notFound(id) : versionConflict(id);
       const part = this.discovered.get(id) ?? discoveredFromFile(id, fresh.data);
+      // If-Match names what was answered, which the file's ETag alone does not always cover
       if (!ifMatchAccepts(ifMatch, this.etagOf(fresh, part))) throw versionConflict(id);
       return toFile(build(compose(id, part, overridesFromFile(fresh.data))));
     });
-    this.discovered.set(id, discoveredFromFile(id, stored!.data));
-    this.changed();
     return stored!;
   }
 
