@@ -184,12 +184,16 @@ export function watchEvents(options: SourceOptions): { tick(nowMs: number): void
     certificate: (data) => {
       const threshold = Number(data.threshold);
       const days = Number(data.days_left);
+      // days_left rounds down (plugins/metrics/cert-check.ts): 0 is "less than a day left", so
+      // only a not_after already passed by the app's clock is an expiry
+      const expired = Date.parse(text(data.not_after)) < options.nowMs();
       notify({
         category: 'certs',
         severity: threshold <= 3 ? 'error' : 'warning',
-        title:
-          days <= 0
-            ? `Certificate ${text(data.cn)} has expired`
+        title: expired
+          ? `Certificate ${text(data.cn)} has expired`
+          : days <= 0
+            ? `Certificate ${text(data.cn)} expires within a day`
             : `Certificate ${text(data.cn)} expires in ${days} days`,
         body: `The certificate for ${text(data.cn)} (${text(data.source)}) is valid until ${text(data.not_after)}.`,
       });
