@@ -115,19 +115,7 @@ export class ServiceManager {
       const id =
         body.id ??
         uniqueSlug(name, 'service', (c) => this.collection.has(c) || this.discovered().has(c) || this.upstreamKey(c));
-      this.assertConfig(id, protocol, body.type, body.config);
-      if (body.id !== undefined && this.collection.has(id)) throw serviceErrors.idTaken(id);
-      if (this.discovered().has(id)) throw serviceErrors.discoveredId(id);
-      if (this.upstreamKey(id)) throw serviceErrors.upstreamKey(id);
-      this.assertNameFree(name, null);
-      const data: ServiceData = {
-        name,
-        type: body.type,
-        protocol,
-        config: body.config,
-        description: body.description ?? '',
-        source,
-      };
+      const data = this.checkNew(id, name, protocol, body, source, body.id !== undefined && this.collection.has(id));
       return this.storedView(await this.collection.create(id, data), []);
     });
   }
@@ -147,22 +135,10 @@ export class ServiceManager {
           const name = checkName(body.name);
           const protocol = body.protocol ?? 'http';
           const id = body.id;
-          this.assertConfig(id, protocol, body.type, body.config);
-          if (this.collection.has(id) || pending.has(id)) throw serviceErrors.idTaken(id);
-          if (this.discovered().has(id)) throw serviceErrors.discoveredId(id);
-          if (this.upstreamKey(id)) throw serviceErrors.upstreamKey(id);
-          this.assertNameFree(name, null);
+          const data = this.checkNew(id, name, protocol, body, 'manual', this.collection.has(id) || pending.has(id));
           const owner = names.get(name.toLowerCase());
           if (owner) throw serviceErrors.nameTaken(name, owner);
           names.set(name.toLowerCase(), id);
-          const data: ServiceData = {
-            name,
-            type: body.type,
-            protocol,
-            config: body.config,
-            description: body.description ?? '',
-            source: 'manual',
-          };
           pending.set(id, data);
         }
       } finally {
@@ -273,6 +249,23 @@ export class ServiceManager {
       this.context((ref) => this.target(ref)),
     );
     if (outcome.errors.length > 0) throw validationError(outcome.errors);
+  }
+
+  /** create()'s checks of one new service, in this order (`taken`: its id is already used); returns its file data. */
+  private checkNew(
+    id: string,
+    name: string,
+    protocol: NonNullable<ServiceData['protocol']>,
+    body: ServiceCreateBody,
+    source: ServiceData['source'],
+    taken: boolean,
+  ): ServiceData {
+    this.assertConfig(id, protocol, body.type, body.config);
+    if (taken) throw serviceErrors.idTaken(id);
+    if (this.discovered().has(id)) throw serviceErrors.discoveredId(id);
+    if (this.upstreamKey(id)) throw serviceErrors.upstreamKey(id);
+    this.assertNameFree(name, null);
+    return { name, type: body.type, protocol, config: body.config, description: body.description ?? '', source };
   }
 
   private assertNameFree(name: string, self: string | null): void {
