@@ -4,6 +4,7 @@
  * health rule between services of the same import, which the group cannot check before they exist.
  */
 import { isObject } from '../../core/ids.ts';
+import { serviceReferenceSlots } from '../services/index.ts';
 import type { MmService } from './mm-database.ts';
 import { ownReference, planObjects, warnDangling, type IdMap } from './plan-objects.ts';
 import type { OurState, PlannedService, Skipped } from './types.ts';
@@ -34,9 +35,9 @@ export function planServices(
       const refs: string[] = [];
       const refPaths = new Set<string>();
       const copy = structuredClone(config);
-      for (const at of referenceSlots(row.type, copy)) {
-        const mm = ownReference(at.get(), known);
-        warnDangling(warnings, `service ${name}`, at.get(), known);
+      for (const at of serviceReferenceSlots(row.type, copy)) {
+        const mm = ownReference(at.name, known);
+        warnDangling(warnings, `service ${name}`, at.name, known);
         if (mm === null) continue;
         refs.push(mm);
         refPaths.add(at.path);
@@ -45,8 +46,8 @@ export function planServices(
       return { planned: { id, name, type: row.type, protocol, config: copy, from: String(row.id) }, refs, refPaths };
     },
     rewrite: (planned, ids) => {
-      for (const at of referenceSlots(planned.type, planned.config)) {
-        const value = at.get();
+      for (const at of serviceReferenceSlots(planned.type, planned.config)) {
+        const value = at.name;
         if (!value.includes('@') && ids.has(value)) at.set(ids.get(value)!);
       }
     },
@@ -54,39 +55,6 @@ export function planServices(
     crossCheck: healthProblem,
     skipped,
   });
-}
-
-interface Slot {
-  path: string;
-  get(): string;
-  set(value: string): void;
-}
-
-/** The string references of a service config (weighted members, mirroring main and mirrors, failover pair). */
-function referenceSlots(type: string, config: Record<string, unknown>): Slot[] {
-  const slots: Slot[] = [];
-  const single = (key: string) => {
-    if (typeof config[key] === 'string')
-      slots.push({ path: `/config/${key}`, get: () => config[key] as string, set: (v) => (config[key] = v) });
-  };
-  const list = (key: string) => {
-    const items = config[key];
-    if (!Array.isArray(items)) return;
-    items.forEach((item, i) => {
-      if (isObject(item) && typeof item.name === 'string')
-        slots.push({ path: `/config/${key}/${i}/name`, get: () => item.name as string, set: (v) => (item.name = v) });
-    });
-  };
-  if (type === 'weighted') list('services');
-  if (type === 'mirroring') {
-    single('service');
-    list('mirrors');
-  }
-  if (type === 'failover') {
-    single('service');
-    single('fallback');
-  }
-  return slots;
 }
 
 const hasHealthCheck = (config: Record<string, unknown>) => isObject(config.healthCheck);
@@ -102,7 +70,7 @@ function healthProblem(service: PlannedService, pending: Map<string, PlannedServ
     service.type === 'failover'
       ? [service.config.service, hasHealthCheck(service.config) ? service.config.fallback : undefined]
       : service.type === 'weighted' && hasHealthCheck(service.config)
-        ? referenceSlots('weighted', service.config).map((slot) => slot.get())
+        ? serviceReferenceSlots('weighted', service.config).map((slot) => slot.name)
         : [];
   for (const ref of followed) {
     const target = typeof ref === 'string' ? pending.get(ref) : undefined;

@@ -26,6 +26,7 @@ import { ServiceManager, type ServiceTemplate } from './service.ts';
 
 export type { ServiceView } from './schemas.ts';
 export type { ServiceManager } from './service.ts';
+export { serviceReferenceSlots, type ServiceReferenceSlot } from './validate.ts';
 
 /** Read-only copies of services as the API shows them, for third-party plugins (API.md §6 `core`). */
 export interface ServicesView {

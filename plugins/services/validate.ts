@@ -32,18 +32,25 @@ const capitalise = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1)
 /** Name of the Traefik JSON Schema definition for a protocol and type, e.g. `httpWeightedService`. */
 export const definitionOf = (protocol: string, type: string): string => `${protocol}${capitalise(type)}Service`;
 
-/** References held by a config: weighted/mirroring/failover members (strings only). */
-export function serviceReferences(type: string, config: Record<string, unknown>): ServiceReference[] {
-  const refs: ServiceReference[] = [];
+/** A reference held by a config, with how to rename it in place (an import maps ids). */
+export interface ServiceReferenceSlot extends ServiceReference {
+  set(name: string): void;
+}
+
+/** References held by a config: weighted/mirroring/failover members (strings only), renamable in place. */
+export function serviceReferenceSlots(type: string, config: Record<string, unknown>): ServiceReferenceSlot[] {
+  const refs: ServiceReferenceSlot[] = [];
   const single = (key: string) => {
-    if (typeof config[key] === 'string') refs.push({ path: `/config/${key}`, name: config[key] as string });
+    const name = config[key];
+    if (typeof name === 'string') refs.push({ path: `/config/${key}`, name, set: (v) => (config[key] = v) });
   };
   const list = (key: string) => {
     const items = config[key];
     if (!Array.isArray(items)) return;
     items.forEach((item, i) => {
       const name = (item as Record<string, unknown> | null)?.name;
-      if (typeof name === 'string') refs.push({ path: `/config/${key}/${i}/name`, name });
+      if (typeof name === 'string')
+        refs.push({ path: `/config/${key}/${i}/name`, name, set: (v) => ((item as Record<string, unknown>).name = v) });
     });
   };
   if (type === 'weighted') list('services');
@@ -56,6 +63,11 @@ export function serviceReferences(type: string, config: Record<string, unknown>)
     single('fallback');
   }
   return refs;
+}
+
+/** References held by a config: weighted/mirroring/failover members (strings only). */
+export function serviceReferences(type: string, config: Record<string, unknown>): ServiceReference[] {
+  return serviceReferenceSlots(type, config).map(({ path, name }) => ({ path, name }));
 }
 
 const hasHealthCheck = (config: Record<string, unknown>): boolean =>
