@@ -53,10 +53,10 @@ gitTest(
     const writesMs = Date.now() - started;
     t.true(writes.every((w) => w.status === 201));
     const after = await commits(h);
-    // all 20 answered well inside the window on an idle machine: one commit; a busy one may split them
+    // batched per window of batch_ms: writes spread over w ms fall in at most ceil(w / 1000) + 1 windows
+    // (a window opened by an earlier change may close in the middle of the burst: 19 + 1 seen in CI)
     const burst = after.slice(0, after.length - before).filter((c: any) => c.author === 'ops-alice');
     const authors = JSON.stringify(after.map((c: any) => [c.author, c.files.length]));
-    if (writesMs < 800) t.is(burst.length, 1, authors);
     t.true(burst.length <= Math.ceil(writesMs / 1000) + 1, `${writesMs} ms: ${authors}`);
     const files = after.slice(0, after.length - before).flatMap((c: any) => c.files.map((f: any) => f.path));
     t.is(new Set(files).size, 20);
