@@ -7,6 +7,7 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { staticConfigPath } from '../middlewares/index.ts';
 import { StaticConfigReader } from '../../model/static-config.ts';
+import { settingOf } from '../../model/static-settings.ts';
 import { isTrue } from '../../model/schemas.ts';
 import { paginate } from '../../model/http.ts';
 import { PluginCatalogue } from './catalogue.ts';
@@ -54,7 +55,7 @@ async function plugins(app: FastifyInstance): Promise<void> {
     onChanged: () => app.proxyConfig.invalidate(),
     log,
     vendor: {
-      localDir: () => app.settings.get().plugins_local_dir || app.config.proxy.plugins_local_dir || null,
+      localDir: () => settingOf(app.settings.get(), app.config, 'plugins_local_dir').path,
       registryUrl: () => app.config.plugins_registry.url,
       records: await app.store.document<VendoredFile>({
         path: 'plugins-vendored.yaml',

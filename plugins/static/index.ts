@@ -21,7 +21,8 @@ import {
   syncSchema,
 } from './schemas.ts';
 import { StaticService } from './service.ts';
-import { describeSettings, settingOf, updateSettings } from './settings.ts';
+import { settingOf } from '../../model/static-settings.ts';
+import { describeSettings, updateSettings } from './settings.ts';
 
 /** The compose file in effect: settings.yaml `compose_file` wins over `stack.compose_file` (STACK_COMPOSE_FILE). */
 export function composeFilePath(app: FastifyInstance): string | null {

@@ -2,18 +2,17 @@
  * The files of the static configuration group set through the API (docs/API.md "Static settings"):
  * settings.yaml `compose_file` and `plugins_local_dir` win over `stack.compose_file`
  * (STACK_COMPOSE_FILE) and `proxy.plugins_local_dir` (PROXY_PLUGINS_LOCAL_DIR), as the static config
- * path of §4.6 does. Every reader resolves the path in effect at each use, so a change applies at once.
+ * path of §4.6 does (the rule: model/static-settings.ts). Every reader resolves the path in effect at
+ * each use, so a change applies at once.
  */
 import { statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import type { StoreDocument } from '../../core/store/types.ts';
 import { canWrite, writableOrCreatable } from '../../model/path-access.ts';
+import { settingOf, type SettingSource, type StaticSettingName } from '../../model/static-settings.ts';
 import type { Settings } from '../../core/settings.ts';
 import type { AppConfig } from '../../core/config/schema.ts';
 import { staticErrors } from './errors.ts';
-
-export type StaticSettingName = 'compose_file' | 'plugins_local_dir';
-export type SettingSource = 'settings' | 'env' | 'unset';
 
 export interface SettingView {
   path: string | null;
@@ -28,23 +27,6 @@ export type StaticSettingsChange = Partial<Record<StaticSettingName, string | nu
 
 const MAX_PATH = 4096;
 const NAMES: StaticSettingName[] = ['compose_file', 'plugins_local_dir'];
-
-/** The env/config value behind each setting. */
-const configured = (config: AppConfig, name: StaticSettingName): string =>
-  name === 'compose_file' ? config.stack.compose_file : config.proxy.plugins_local_dir;
-
-/** The path in effect and where it comes from: settings.yaml, else the env/config value. */
-export function settingOf(
-  settings: Settings,
-  config: AppConfig,
-  name: StaticSettingName,
-): { path: string | null; source: SettingSource } {
-  const fromSettings = settings[name];
-  if (fromSettings) return { path: fromSettings, source: 'settings' };
-  const fromConfig = configured(config, name);
-  if (fromConfig) return { path: fromConfig, source: 'env' };
-  return { path: null, source: 'unset' };
-}
 
 const statOf = (target: string): Stats | null => {
   try {
