@@ -91,17 +91,52 @@ export class AuditLog {
   }
 }
 
-/** `:id` / `:name` of the route, else the last segment of a 201's Location (the created object). */
-function objectIdOf(request: FastifyRequest, reply: FastifyReply): string | null {
+const CREATED_BODY = Symbol('audit.createdBody');
+/** A 201 body larger than this is not parsed for its id (creations answer with one object). */
+const CREATED_BODY_MAX = 256 * 1024;
+
+/** onSend hook: keeps a 201's serialized body on the request, read by objectIdOf() only when the Location does not name the object. */
+export function keepCreatedBody(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+  done: (err: null, payload: unknown) => void,
+): void {
+  if (reply.statusCode === 201 && typeof payload === 'string')
+    (request as unknown as Record<symbol, string>)[CREATED_BODY] = payload;
+  done(null, payload);
+}
+
+/** The `id` (else `name`) of a 201's JSON body, kept by keepCreatedBody(). */
+function createdBodyId(request: FastifyRequest): string | null {
+  const body = (request as unknown as Record<symbol, string | undefined>)[CREATED_BODY];
+  if (body === undefined || body.length > CREATED_BODY_MAX) return null;
+  try {
+    const value = JSON.parse(body) as Record<string, unknown> | null;
+    for (const key of ['id', 'name'])
+      if (typeof value?.[key] === 'string' || typeof value?.[key] === 'number') return String(value[key]);
+  } catch {
+    // not JSON: no id
+  }
+  return null;
+}
+
+/**
+ * `:id` / `:name` of the route; for a 201, the created object: the last segment of its Location, or,
+ * when the Location is a filtered list (`/api/ip/decisions?value=…`) or missing, the body's `id`/`name`.
+ */
+export function objectIdOf(request: FastifyRequest, reply: FastifyReply): string | null {
   const params = (request.params ?? {}) as Record<string, unknown>;
   for (const key of ['id', 'name']) if (typeof params[key] === 'string') return params[key] as string;
+  if (reply.statusCode !== 201) return null;
   const location = reply.getHeader('location');
-  if (reply.statusCode !== 201 || typeof location !== 'string') return null;
-  const last = location.split('?')[0].split('/').filter(Boolean).pop();
+  if (typeof location !== 'string' || location.includes('?')) return createdBodyId(request);
+  const last = location.split('/').filter(Boolean).pop();
+  if (!last) return createdBodyId(request);
   try {
-    return last ? decodeURIComponent(last) : null;
+    return decodeURIComponent(last);
   } catch {
-    return last ?? null;
+    return last;
   }
 }
 
@@ -143,6 +178,8 @@ async function audit(app: FastifyInstance): Promise<void> {
   });
   app.addHook('onClose', async () => log.flush());
   if (!app.config.audit.enabled) return;
+
+  app.addHook('onSend', keepCreatedBody);
 
   // callback style: it runs after every request, reads included, so no promise per request
   app.addHook('onResponse', (request, reply, done) => {

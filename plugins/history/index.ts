@@ -21,7 +21,7 @@ import path from 'node:path';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { auditEntryOf } from '../../core/audit.ts';
+import { auditEntryOf, keepCreatedBody, objectIdOf } from '../../core/audit.ts';
 import { errors } from '../../core/errors/app-error.ts';
 import { paginate } from '../../model/http.ts';
 import { historyErrors } from './errors.ts';
@@ -83,15 +83,12 @@ async function history(app: FastifyInstance): Promise<void> {
     if (resource) resource.runInAsyncScope(done);
     else done();
   });
+  app.addHook('onSend', keepCreatedBody);
   app.addHook('onResponse', (request, reply, done) => {
     if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'OPTIONS') {
       const now = Date.now();
-      const params = (request.params ?? {}) as Record<string, unknown>;
-      const id = typeof params.id === 'string' ? params.id : typeof params.name === 'string' ? params.name : null;
-      lines.set(String(request.id), {
-        at: now,
-        line: auditEntryOf(app, request, reply, id),
-      });
+      // the created object of a 201 is named by its Location or its body, as in the audit log
+      lines.set(String(request.id), { at: now, line: auditEntryOf(app, request, reply, objectIdOf(request, reply)) });
       if (lines.size > 1000)
         for (const [key, value] of lines) {
           if (now - value.at < LINE_TTL_MS) break;

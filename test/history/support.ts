@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import type { ExecutionContext } from 'ava';
 import type { FastifyInstance } from 'fastify';
 import { stringify } from 'yaml';
-import { build, tempDir } from '../helpers/build.ts';
+import { build, tempDir, type BuildTestOptions } from '../helpers/build.ts';
 import type { FakeUpstream } from '../helpers/fake-upstream.ts';
 
 const run = promisify(execFile);
@@ -55,11 +55,17 @@ export async function writeSources(dataDir: string, fake: FakeUpstream): Promise
 
 export async function startHistory(
   t: ExecutionContext,
-  options: { config?: Record<string, unknown>; history?: Record<string, unknown>; dataDir?: string } = {},
+  options: {
+    config?: Record<string, unknown>;
+    history?: Record<string, unknown>;
+    dataDir?: string;
+    groups?: BuildTestOptions['groups'];
+  } = {},
 ): Promise<HistoryHarness> {
   const dataDir = options.dataDir ?? path.join(await tempDir(t, 'sm-history-'), 'data');
   const app = await build(t, {
     dataDir,
+    groups: options.groups,
     config: {
       auth: { mode: 'all' },
       history: { enabled: true, batch_ms: 1000, max_commits: 20000, ...options.history },
