@@ -10,13 +10,9 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import type { FastifyInstance } from 'fastify';
-import pino from 'pino';
-import { buildApp } from '../../core/app.ts';
-import { joinCluster } from '../../core/cluster/index.ts';
-import { builtinGroups } from '../../plugins/index.ts';
-import { tempDir, testConfig } from '../helpers/build.ts';
 import { etcdSkipReason, startEtcdCluster, type EtcdCluster } from '../helpers/etcd.ts';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
+import { clusterNode, type ClusterNode } from '../helpers/cluster-node.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { writeSources } from '../resources/support.ts';
 
@@ -64,37 +60,17 @@ const STORED = [
 let prefixes = 0;
 const newPrefix = () => `/sm-discovered-${process.pid}-${++prefixes}/`;
 
-interface Node {
-  name: string;
-  app: FastifyInstance;
-  dataDir: string;
-}
+type Node = ClusterNode;
 
-async function node(t: ExecutionContext<Context>, prefix: string, name: string): Promise<Node> {
-  const dir = path.join(await tempDir(t), 'data');
-  // an hour between polls: what changes a resource here is the test's sync or the change under test
-  await writeSources(dir, t.context.fake, { pollIntervalS: 3600 });
-  const config = testConfig(dir, {
-    auth: { mode: 'off' },
-    templates: { seed: false },
-    datasources: { pangolin_url: t.context.fake.pangolinUrl, traefik_url: t.context.fake.url, active: 'pangolin' },
-    cluster: {
-      etcd_endpoints: t.context.etcd.endpoints,
-      prefix,
-      node_name: name,
-      lease_ttl_s: 5,
-      call_timeout_ms: 2_000,
-    },
+/** A manager in the cluster under `prefix`. */
+const node = (t: ExecutionContext<Context>, prefix: string, name: string): Promise<Node> =>
+  clusterNode(t, {
+    ...t.context,
+    prefix,
+    name,
+    // an hour between polls: what changes a resource here is the test's sync or the change under test
+    prepare: (dir) => writeSources(dir, t.context.fake, { pollIntervalS: 3600 }),
   });
-  const cluster = joinCluster(config.cluster, pino({ level: 'silent' }), dir);
-  const app = await buildApp({ config, groups: builtinGroups, logger: false, cluster });
-  t.teardown(async () => {
-    await app.close();
-    await cluster.close();
-  });
-  await app.ready();
-  return { name, app, dataDir: dir };
-}
 
 async function call(app: FastifyInstance, method: 'GET' | 'DELETE', url: string, headers = {}) {
   const response = await app.inject({ method, url, headers });

@@ -4,16 +4,11 @@
  * API write does; with etcd down the restore answers 502 and writes nothing. Real 1-member etcd on
  * loopback, two managers with separate data dirs and history on.
  */
-import path from 'node:path';
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import type { FastifyInstance } from 'fastify';
-import pino from 'pino';
-import { buildApp } from '../../core/app.ts';
-import { joinCluster } from '../../core/cluster/index.ts';
-import { builtinGroups } from '../../plugins/index.ts';
-import { tempDir, testConfig } from '../helpers/build.ts';
 import { etcdSkipReason, startEtcdCluster, waitHealthy, type EtcdCluster } from '../helpers/etcd.ts';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
+import { clusterNode } from '../helpers/cluster-node.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { hasGit } from '../history/support.ts';
 
@@ -33,29 +28,17 @@ test.after.always(async (t) => {
   await t.context.fake?.close();
 });
 
-async function node(t: ExecutionContext<Context>, prefix: string, name: string): Promise<FastifyInstance> {
-  const dir = path.join(await tempDir(t, 'sm-cluster-history-'), 'data');
-  const config = testConfig(dir, {
-    auth: { mode: 'off' },
-    datasources: { pangolin_url: t.context.fake.pangolinUrl, traefik_url: t.context.fake.url, active: 'pangolin' },
-    history: { enabled: true, batch_ms: 200 },
-    cluster: {
-      etcd_endpoints: t.context.etcd.endpoints,
+/** A manager with history on (200 ms batches), in the cluster under `prefix`. */
+const node = async (t: ExecutionContext<Context>, prefix: string, name: string): Promise<FastifyInstance> =>
+  (
+    await clusterNode(t, {
+      ...t.context,
       prefix,
-      node_name: name,
-      lease_ttl_s: 5,
-      call_timeout_ms: 2_000,
-    },
-  });
-  const cluster = joinCluster(config.cluster, pino({ level: 'silent' }), dir);
-  const app = await buildApp({ config, groups: builtinGroups, logger: false, cluster });
-  t.teardown(async () => {
-    await app.close();
-    await cluster.close();
-  });
-  await app.ready();
-  return app;
-}
+      name,
+      tempPrefix: 'sm-cluster-history-',
+      config: { history: { enabled: true, batch_ms: 200 } },
+    })
+  ).app;
 
 const json = async (app: FastifyInstance, method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) => {
   const response = await app.inject({ method, url, ...(payload ? { payload } : {}) });

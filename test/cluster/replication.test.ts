@@ -9,13 +9,10 @@ import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import type { FastifyInstance } from 'fastify';
-import pino from 'pino';
-import { buildApp } from '../../core/app.ts';
-import { joinCluster } from '../../core/cluster/index.ts';
-import { builtinGroups } from '../../plugins/index.ts';
-import { tempDir, testConfig } from '../helpers/build.ts';
+import { tempDir } from '../helpers/build.ts';
 import { etcdSkipReason, startEtcdCluster, type EtcdCluster } from '../helpers/etcd.ts';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
+import { clusterNode } from '../helpers/cluster-node.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 type Context = { etcd: EtcdCluster; fake: FakeUpstream };
@@ -37,35 +34,9 @@ test.after.always(async (t) => {
 let prefixes = 0;
 const newPrefix = () => `/sm-replication-${process.pid}-${++prefixes}/`;
 
-interface Node {
-  app: FastifyInstance;
-  dataDir: string;
-}
-
-/** A manager on its own data dir, in the cluster under `prefix`. */
-async function node(t: ExecutionContext<Context>, prefix: string, name: string, dataDir?: string) {
-  const dir = dataDir ?? path.join(await tempDir(t), 'data');
-  const config = testConfig(dir, {
-    auth: { mode: 'off' },
-    // every node fetches the same Pangolin: the provider documents can be compared
-    datasources: { pangolin_url: t.context.fake.pangolinUrl, traefik_url: t.context.fake.url, active: 'pangolin' },
-    cluster: {
-      etcd_endpoints: t.context.etcd.endpoints,
-      prefix,
-      node_name: name,
-      lease_ttl_s: 5,
-      call_timeout_ms: 2_000,
-    },
-  });
-  const cluster = joinCluster(config.cluster, pino({ level: 'silent' }), dir);
-  const app = await buildApp({ config, groups: builtinGroups, logger: false, cluster });
-  t.teardown(async () => {
-    await app.close();
-    await cluster.close();
-  });
-  await app.ready();
-  return { app, dataDir: dir } satisfies Node;
-}
+/** A manager on its own data dir (or `dataDir`), in the cluster under `prefix`. */
+const node = (t: ExecutionContext<Context>, prefix: string, name: string, dataDir?: string) =>
+  clusterNode(t, { ...t.context, prefix, name, dataDir });
 
 const allow = (ranges: string[]) => ({ name: 'Office', type: 'ipAllowList', config: { sourceRange: ranges } });
 

@@ -1,0 +1,66 @@
+/**
+ * clusterNode(t, …): one manager of a multi-node test (test/cluster/) — its own data dir, cluster
+ * mode on a real etcd (helpers/etcd.ts) under a per-test key prefix, the fake Pangolin as its active
+ * source, auth off; the app and its membership are closed when the test ends.
+ */
+import path from 'node:path';
+import type { ExecutionContext } from 'ava';
+import type { FastifyInstance } from 'fastify';
+import pino from 'pino';
+import { buildApp } from '../../core/app.ts';
+import { joinCluster } from '../../core/cluster/index.ts';
+import { builtinGroups } from '../../plugins/index.ts';
+import { tempDir, testConfig } from './build.ts';
+import type { EtcdCluster } from './etcd.ts';
+import type { FakeUpstream } from './fake-upstream.ts';
+
+export interface ClusterNode {
+  name: string;
+  app: FastifyInstance;
+  dataDir: string;
+}
+
+export interface ClusterNodeOptions {
+  etcd: EtcdCluster;
+  fake: FakeUpstream;
+  /** The cluster's etcd key prefix: nodes with the same prefix are one cluster. */
+  prefix: string;
+  /** `cluster.node_name`. */
+  name: string;
+  /** Default: `data` in a fresh temp dir (a restart passes the dir of the node it replaces). */
+  dataDir?: string;
+  /** The fresh temp dir's name prefix. */
+  tempPrefix?: string;
+  /** Settings merged over the node's (top-level keys, as testConfig does), e.g. `{history: {...}}`. */
+  config?: Record<string, unknown>;
+  /** Runs on the data dir before the app is built (e.g. writing its datasources.yaml). */
+  prepare?: (dataDir: string) => Promise<void>;
+}
+
+/** A manager in the cluster under `options.prefix`, ready. */
+export async function clusterNode(t: ExecutionContext, options: ClusterNodeOptions): Promise<ClusterNode> {
+  const { etcd, fake, prefix, name } = options;
+  const dir = options.dataDir ?? path.join(await tempDir(t, options.tempPrefix), 'data');
+  await options.prepare?.(dir);
+  const config = testConfig(dir, {
+    auth: { mode: 'off' },
+    // every node fetches the same Pangolin: the provider documents can be compared
+    datasources: { pangolin_url: fake.pangolinUrl, traefik_url: fake.url, active: 'pangolin' },
+    cluster: {
+      etcd_endpoints: etcd.endpoints,
+      prefix,
+      node_name: name,
+      lease_ttl_s: 5,
+      call_timeout_ms: 2_000,
+    },
+    ...options.config,
+  });
+  const cluster = joinCluster(config.cluster, pino({ level: 'silent' }), dir);
+  const app = await buildApp({ config, groups: builtinGroups, logger: false, cluster });
+  t.teardown(async () => {
+    await app.close();
+    await cluster.close();
+  });
+  await app.ready();
+  return { name, app, dataDir: dir };
+}
