@@ -5,6 +5,7 @@
  * is skipped with the reason.
  */
 import { isObject, SLUG } from '../../core/ids.ts';
+import { valueFault } from '../../core/nesting.ts';
 import { uniqueSlug } from '../../model/ids.ts';
 import { MIDDLEWARE_TYPES } from '../middlewares/schemas.ts';
 import type { ErrorDetail } from '../../core/errors/app-error.ts';
@@ -217,13 +218,25 @@ export function warnDangling(warnings: string[], who: string, value: string, kno
 /** The JSON object in `text`, or what is wrong with it. */
 export function parseObject(text: unknown): Record<string, unknown> | string {
   if (typeof text !== 'string') return 'is not JSON text';
+  const parsed = parseJsonText(text);
+  if (typeof parsed === 'string') return parsed;
+  return isObject(parsed.value) ? parsed.value : 'is not a JSON object';
+}
+
+/**
+ * The value of JSON text from the database, or what is wrong with it: not JSON, or a value the API
+ * would refuse at its parser (API.md §2.10: more than 64 levels of arrays/objects, which the
+ * recursive checks downstream must never see; a number beyond ±1.8e308).
+ */
+export function parseJsonText(text: string): { value: unknown } | string {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     return 'is not valid JSON';
   }
-  return isObject(value) ? value : 'is not a JSON object';
+  const fault = valueFault(value);
+  return fault ? `${fault.path ? `at ${fault.path} ` : ''}${fault.message}` : { value };
 }
 
 /** `path message` of the first problem, and how many more there are. */

@@ -11,7 +11,7 @@ import { defaultResourceConfig } from '../../model/types.ts';
 import { splitKey } from '../../model/upstream-routers.ts';
 import type { MmAssignment, MmResource, MmServiceAssignment } from './mm-database.ts';
 import type { IdMap } from './plan-objects.ts';
-import { parseObject } from './plan-objects.ts';
+import { parseJsonText, parseObject } from './plan-objects.ts';
 import type { ImportPlan, OurResource, PlannedService } from './types.ts';
 
 /** Router priorities middleware-manager stores when nobody chose one (column defaults 100, earlier 200). */
@@ -130,12 +130,10 @@ function mtlsWhitelist(mm: MmResource): Wanted | null {
   const json = (column: keyof MmResource, field: string): string | null => {
     const text = String(mm[column] ?? '').trim();
     if (!text) return null;
-    try {
-      config[field] = JSON.parse(text);
-      return null;
-    } catch {
-      return `${column} is not valid JSON`;
-    }
+    const parsed = parseJsonText(text);
+    if (typeof parsed === 'string') return `${column} ${parsed}`;
+    config[field] = parsed.value;
+    return null;
   };
   const problem =
     json('mtls_rules', 'rules') ??

@@ -12,6 +12,8 @@ import test from 'ava';
 import type { FastifyInstance } from 'fastify';
 import { build } from '../helpers/build.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { mmDatabase } from '../import/mm-db.ts';
+import { harness } from '../resources/support.ts';
 
 const DEEP = 2000;
 const deepArray = (levels: number, inner = '1'): string => '['.repeat(levels) + inner + ']'.repeat(levels);
@@ -203,7 +205,7 @@ test('a hand-edited data file 2,000 levels deep is an invalid edit naming the pa
   const file = path.join(dir, 'deep.yaml');
   const header = 'name: Deep\ntype: plugin\nconfig:\n  deepPlugin: ';
   await writeFile(file, header + '{k: '.repeat(DEEP) + '1' + '}'.repeat(DEEP) + '\n');
-  const invalid = await waitFor(() => app.store.invalidFiles().find((f) => f.path === file), 1000);
+  const invalid = await waitFor(() => app.store.invalidFiles().find((f) => f.path === file), 10_000);
   t.regex(invalid.message, /^config\/deepPlugin(\/k){62} nests deeper than 64 levels of mappings\/sequences$/);
   t.is(invalid.line, 4);
   t.is((await fetch(`${base}/api/middlewares/deep`)).status, 404);
@@ -213,7 +215,74 @@ test('a hand-edited data file 2,000 levels deep is an invalid edit naming the pa
   const served = await waitFor(async () => {
     const res = await send(base, 'GET', '/api/middlewares/deep');
     return res.status === 200 ? res.body : null;
-  }, 1000);
+  }, 10_000);
   t.deepEqual(served.config, { deepPlugin: { k: 1 } });
+  t.is((await fetch(`${base}/api/health`)).status, 200);
+});
+
+test('a middleware-manager database holding 2,000-level JSON is imported without it: each deep value skipped naming its path', async (t) => {
+  // the body is a SQLite file, so the JSON parser's check never sees the JSON in its columns: the
+  // import parses it and must refuse it before the owning groups' recursive checks walk it (was 500)
+  const { app, dataDir } = await harness(t);
+  const base = await listen(app);
+  const bytes = await mmDatabase({
+    middlewares: [
+      { id: 'deep-array', name: 'Deep array', type: 'rateLimit', config: `{"average":${deepArray(DEEP)},"burst":1}` },
+      {
+        id: 'deep-object',
+        name: 'Deep object',
+        type: 'headers',
+        config: `{"customRequestHeaders":${deepObject(DEEP)}}`,
+      },
+      { id: 'shallow', name: 'Shallow', type: 'rateLimit', config: { average: 10, burst: 20 } },
+    ],
+    services: [
+      { id: 'deep-service', name: 'Deep service', type: 'loadBalancer', config: `{"servers":${deepArray(DEEP)}}` },
+    ],
+    resources: [
+      {
+        id: '1-Nextcloud-router',
+        host: 'cloud.example.com',
+        custom_headers: deepObject(DEEP),
+        mtls_rules: deepArray(DEEP),
+      },
+    ],
+  });
+  const before = await snapshot(dataDir);
+  const importDb = (query: string) =>
+    fetch(`${base}/api/import/middleware-manager${query}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: new Uint8Array(bytes),
+    });
+  const reasons = (body: { skipped: Array<{ kind: string; name: string; reason: string }> }) =>
+    Object.fromEntries(body.skipped.map((s) => [`${s.kind} ${s.name}`, s.reason]));
+  // the container past the limit is at level 65: its pointer has 64 segments
+  const at = (head: string[], segment: string) =>
+    `at /${head.concat(Array(64 - head.length).fill(segment)).join('/')} nests deeper than 64 levels of arrays/objects`;
+  const expected = {
+    'middleware Deep array': `config ${at(['average'], '0')}`,
+    'middleware Deep object': `config ${at(['customRequestHeaders'], 'k')}`,
+    'service Deep service': `config ${at(['servers'], '0')}`,
+    'override 1-nextcloud-router headers': `custom_headers ${at([], 'k')}`,
+    'override 1-nextcloud-router mtlswhitelist': `mtls_rules ${at([], '0')}`,
+  };
+
+  const dry = await importDb('?dry_run=true');
+  t.is(dry.status, 200);
+  const dryBody = await dry.json();
+  t.like(reasons(dryBody), expected);
+  t.deepEqual(await snapshot(dataDir), before, 'a dry run wrote to the data dir');
+
+  const run = await importDb('');
+  t.is(run.status, 200);
+  const runBody = await run.json();
+  t.like(reasons(runBody), expected);
+  t.deepEqual(
+    runBody.created.middlewares.map((m: { id: string }) => m.id),
+    ['shallow'],
+  );
+  t.deepEqual(runBody.created.services, []);
+  t.deepEqual(await readdir(path.join(dataDir, 'middlewares')), ['shallow.yaml']);
   t.is((await fetch(`${base}/api/health`)).status, 200);
 });
