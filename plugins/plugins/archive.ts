@@ -9,7 +9,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
-import { parse } from 'yaml';
+import { parseYamlValue } from '../../core/yaml-parse.ts';
 import yauzl from 'yauzl';
 import { pluginErrors } from './errors.ts';
 
@@ -105,7 +105,7 @@ async function checkManifest(file: yauzl.ZipFile, list: Member[], moduleName: st
   if (!manifest) throw fail('no .traefik.yml at the plugin root');
   let value: unknown;
   try {
-    value = parse(await readText(file, manifest.entry));
+    value = parseYamlValue(await readText(file, manifest.entry));
   } catch (err) {
     throw fail(`.traefik.yml is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
   }

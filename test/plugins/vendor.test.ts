@@ -175,6 +175,16 @@ const MALFORMED: Array<{ what: string; zip: () => Buffer; cause: RegExp }> = [
     zip: () => zipEntries([manifest('github.com/someone/else')]),
     cause: /imports github\.com\/someone\/else, not github\.com\/stack-manager-e2e\/plugin-stamp/,
   },
+  {
+    // measured before the composer recurses (API.md §2.10), not a "Maximum call stack size exceeded"
+    what: 'a .traefik.yml nested 3,000 levels',
+    zip: () =>
+      zipEntries([
+        { name: `${TOP}/.traefik.yml`, data: `import: ${MODULE}\nx: ${'{a: '.repeat(3000)}1${'}'.repeat(3000)}\n` },
+      ]),
+    cause:
+      /^plugin archive refused: \.traefik\.yml is not valid YAML: x(\/a){63} nests deeper than 64 levels of mappings\/sequences$/,
+  },
   { what: 'not a zip', zip: () => Buffer.from('PK but not really a zip file'), cause: /not a readable zip/ },
 ];
 
