@@ -134,6 +134,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     watch: 'later',
     watchMode: config.storage.watch,
     pollIntervalMs: config.storage.poll_interval_ms,
+    reconcileMs: config.storage.reconcile_ms,
   });
   app.decorate('store', store);
   // a second after ready: chokidar's walk of every data file (0.1–0.2 s at 2,000 files) then does

@@ -22,6 +22,8 @@ export const ConfigSchema = Type.Object({
     // auto: inotify, switching to polling when the kernel's watch limit is reached; poll: always
     watch: Type.Union([Type.Literal('auto'), Type.Literal('poll')]),
     poll_interval_ms: Int(100, 60_000),
+    // the stat reconcile under the inotify watcher (core/store reconcileMs): 0 = off, else 100 ms-1 h
+    reconcile_ms: Type.Union([Type.Literal(0), Int(100, 3_600_000)]),
   }),
   backup: Type.Object({
     dir: Str({ minLength: 1 }),
@@ -150,6 +152,7 @@ export const ENV_MAP: Record<string, string> = {
   DATA_DIR: 'storage.data_dir',
   DATA_WATCH: 'storage.watch',
   DATA_POLL_INTERVAL_MS: 'storage.poll_interval_ms',
+  DATA_RECONCILE_MS: 'storage.reconcile_ms',
   BACKUP_DIR: 'backup.dir',
   BACKUP_KEEP_LAST: 'backup.retention.keep_last',
   BACKUP_MAX_AGE_DAYS: 'backup.retention.max_age_days',
