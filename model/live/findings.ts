@@ -79,6 +79,9 @@ function listed(names: readonly string[]): string {
   return names.length > LISTED ? `${shown} and ${names.length - LISTED} more` : shown;
 }
 
+/** Pangolin's `<router>-redirect` (HTTP → HTTPS) companion of a resource's router. */
+const REDIRECT_COMPANION = /-redirect@http$/;
+
 /** Resource ids concerned by a set of Traefik router names, through routerOf reversed. */
 class ResourceIndex {
   /** built on the first finding that names resources (a healthy instance needs none) */
@@ -94,7 +97,11 @@ class ResourceIndex {
       }
     }
     const ids = new Set<string>();
-    for (const router of routers) for (const id of this.byRouter.get(router) ?? []) ids.add(id);
+    for (const router of routers) {
+      // Pangolin's HTTP → HTTPS companion `<router>-redirect` belongs to its router's resource
+      const found = this.byRouter.get(router) ?? this.byRouter.get(router.replace(REDIRECT_COMPANION, '@http'));
+      for (const id of found ?? []) ids.add(id);
+    }
     return [...ids].sort();
   }
 }

@@ -306,6 +306,24 @@ test('entrypoint_missing: one per entry point our routers use that the instance 
   t.deepEqual(kinds(findings({ reading: healthy({ routers: both }) })), ['router_disabled', 'entrypoint_missing']);
 });
 
+test("Pangolin's redirect companion (<router>-redirect@http) counts for its router's resource", (t) => {
+  const redirect = {
+    entryPoints: ['http-80'],
+    rule: 'Host(`app.example.com`)',
+    service: 'app-service',
+    middlewares: ['redirect-to-https@http'],
+    status: 'disabled',
+    error: ['entryPoint "http-80" doesn\'t exist', 'no valid entryPoint for this router'],
+    name: 'app-redirect@http',
+    provider: 'http',
+  };
+  const list = findings({ reading: healthy({ routers: [...reportedDocument(SERVED), redirect] }) });
+  t.deepEqual(
+    list.map((f) => [f.id, f.resources]),
+    [['entrypoint_missing:traefik:http-80', ['1-app-router']]],
+  );
+});
+
 test('service_no_servers: a used service of ours with no server or every server DOWN', (t) => {
   const services = [
     service('app-service@http', [], ['app@http']),
