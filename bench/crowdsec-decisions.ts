@@ -14,7 +14,7 @@ import path from 'node:path';
 import { buildApp } from '../core/app.ts';
 import { builtinGroups } from '../plugins/index.ts';
 import { testConfig } from '../test/helpers/build.ts';
-import { crowdsecConfig, cscli, hasCommands, startLapi } from '../test/ip/support.ts';
+import { crowdsecConfig, cscli, hasCommands, startLapi } from '../test/helpers/crowdsec-lapi.ts';
 
 const arg = (name: string, fallback: number) =>
   Number(process.argv[process.argv.indexOf(name) + 1] || fallback) || fallback;

@@ -10,19 +10,10 @@ import { APP_VERSION } from '../../core/version.ts';
 import { CrowdSecClient } from '../../plugins/ip/crowdsec-client.ts';
 import { build, tempDir } from '../helpers/build.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { crowdsecConfig, cscli, hasCommands, startLapi, type Lapi } from './support.ts';
+import { crowdsecConfig, cscli, startLapi, useLapi, type Lapi } from '../helpers/crowdsec-lapi.ts';
 
 const test = anyTest as TestFn<{ lapi?: Lapi }>;
-const ok = hasCommands('crowdsec', 'cscli');
-if (!ok) console.warn('SKIP CrowdSec decisions tests: crowdsec/cscli not installed (apt-get install crowdsec)');
-const lapiTest = ok ? test.serial : test.serial.skip;
-
-test.before(async (t) => {
-  if (ok) t.context.lapi = await startLapi();
-});
-test.after.always(async (t) => {
-  await t.context.lapi?.stop();
-});
+const lapiTest = useLapi(test, 'CrowdSec decisions tests');
 
 type Ctx = ExecutionContext<{ lapi?: Lapi }>;
 const app = (t: Ctx, overrides: Record<string, unknown> = {}) =>

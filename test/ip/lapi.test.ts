@@ -3,23 +3,13 @@ import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import { APP_VERSION } from '../../core/version.ts';
 import { CrowdSecClient } from '../../plugins/ip/crowdsec-client.ts';
 import { build } from '../helpers/build.ts';
-import { crowdsecConfig, cscli, hasCommands, startLapi, type Lapi } from './support.ts';
+import { crowdsecConfig, cscli, useLapi, type Lapi } from '../helpers/crowdsec-lapi.ts';
 
 const test = anyTest as TestFn<{ lapi?: Lapi }>;
-const ok = hasCommands('crowdsec', 'cscli');
-if (!ok) console.warn('SKIP CrowdSec LAPI tests: crowdsec/cscli not installed (apt-get install crowdsec)');
-const lapiTest = ok ? test.serial : test.serial.skip;
-
-test.before(async (t) => {
-  if (!ok) return;
-  t.context.lapi = await startLapi();
-  const lapi = t.context.lapi;
+const lapiTest = useLapi(test, 'CrowdSec LAPI tests', async (lapi) => {
   await cscli(lapi, 'decisions', 'add', '--ip', '192.0.2.66', '--duration', '1h');
   await cscli(lapi, 'decisions', 'add', '--ip', '2001:db8::66', '--duration', '2h');
   await cscli(lapi, 'decisions', 'add', '--range', '198.51.100.0/24', '--duration', '1h');
-});
-test.after.always(async (t) => {
-  await t.context.lapi?.stop();
 });
 
 const app = (t: ExecutionContext<{ lapi?: Lapi }>, overrides: Record<string, unknown> = {}) =>

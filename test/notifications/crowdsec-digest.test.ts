@@ -6,20 +6,11 @@
 import anyTest, { type TestFn } from 'ava';
 import { build } from '../helpers/build.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { cscli, crowdsecConfig, hasCommands, startLapi, type Lapi } from '../ip/support.ts';
+import { cscli, crowdsecConfig, useLapi, type Lapi } from '../helpers/crowdsec-lapi.ts';
 import { addChannel, captureLog, fakeClock, quietUpstream, startReceiver } from './support.ts';
 
 const test = anyTest as TestFn<{ lapi?: Lapi }>;
-const ok = hasCommands('crowdsec', 'cscli');
-if (!ok) console.warn('SKIP CrowdSec digest tests: crowdsec not installed (apt-get install crowdsec)');
-const lapiTest = ok ? test.serial : test.serial.skip;
-
-test.before(async (t) => {
-  if (ok) t.context.lapi = await startLapi();
-});
-test.after.always(async (t) => {
-  await t.context.lapi?.stop();
-});
+const lapiTest = useLapi(test, 'CrowdSec digest tests');
 
 lapiTest('decisions added in a period come as one security message per period, per scenario', async (t) => {
   const lapi = t.context.lapi!;

@@ -7,20 +7,11 @@ import anyTest, { type TestFn } from 'ava';
 import type { EventType } from '../../plugins/events/index.ts';
 import { build } from '../helpers/build.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { crowdsecConfig, hasCommands, startLapi, type Lapi } from '../ip/support.ts';
+import { crowdsecConfig, useLapi, type Lapi } from '../helpers/crowdsec-lapi.ts';
 import { addChannel, quietUpstream, startReceiver } from './support.ts';
 
 const test = anyTest as TestFn<{ lapi?: Lapi }>;
-const ok = hasCommands('crowdsec', 'cscli');
-if (!ok) console.warn('SKIP notifications security tests: crowdsec/cscli not installed (apt-get install crowdsec)');
-const lapiTest = ok ? test.serial : test.serial.skip;
-
-test.before(async (t) => {
-  if (ok) t.context.lapi = await startLapi();
-});
-test.after.always(async (t) => {
-  await t.context.lapi?.stop();
-});
+const lapiTest = useLapi(test, 'notifications security tests');
 
 lapiTest('a manual ban, its deletion and an unban each raise security/info and a decision event', async (t) => {
   const { lapi } = t.context;

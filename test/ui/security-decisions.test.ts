@@ -6,7 +6,7 @@
  */
 import anyTest, { type TestFn } from 'ava';
 import { assertClean, chromiumMissing, SKIP_MESSAGE, uiTest } from './browser.ts';
-import { crowdsecConfig, cscli, hasCommands, startLapi, type Lapi } from '../ip/support.ts';
+import { crowdsecConfig, cscli, hasCommands, startLapi, type Lapi } from '../helpers/crowdsec-lapi.ts';
 
 const test = anyTest as TestFn<{ lapi?: Lapi }>;
 const skip = chromiumMissing
