@@ -4,11 +4,11 @@
  * outside, as an operator or an orchestrator sees them.
  */
 import anyTest, { type TestFn } from 'ava';
-import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { connect } from 'node:net';
-import { LOCK_NAME } from '../../core/data-dir-lock.ts';
+import { LOCK_NAME, procStat } from '../../core/data-dir-lock.ts';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { execForm, parseDockerfile } from '../helpers/dockerfile.ts';
@@ -177,6 +177,81 @@ test.serial(
     t.is(await health(third), 200, third.stderr());
     third.child.kill('SIGTERM');
     t.is((await third.exit).code, 0, third.stderr());
+  },
+);
+
+test.serial(
+  'killed with SIGKILL while it writes and not reaped (a zombie), a server restarted at once on the same data dir takes over and serves every acknowledged write',
+  async (t) => {
+    const work = await workDir(t);
+    // a parent that never waits for its children, as a PID 1 or a supervisor that reaps late: sh
+    // starts the server in the background, prints its pid and becomes sleep (issue 24 item 3)
+    const first = startServer(t.context.app, serverEnv(work), {
+      command: 'sh',
+      args: [
+        '-c',
+        '"$0" --max-semi-space-size=8 dist/plugins/main.js & echo "{\\"server_pid\\":$!}"; exec sleep 600',
+        process.execPath,
+      ],
+    });
+    t.teardown(() => {
+      first.child.kill('SIGKILL'); // init reaps the zombie then
+    });
+    const pid = await waitFor(() => Number(first.lines.find((l) => 'server_pid' in l)?.server_pid ?? 0), 1_000);
+    t.teardown(() => {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    });
+    t.is(await health(first), 200, first.stderr());
+    const { port } = await first.line('Stack Manager listening');
+    const token = (await readFile(path.join(work, 'data', 'auth', 'initial-admin-token'), 'utf8')).trim();
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+
+    // writes one after another until the kill cuts them off; those answered 201 must survive
+    const acknowledged: string[] = [];
+    let stop = false;
+    const writer = (async () => {
+      for (let i = 0; !stop; i++) {
+        const name = `written ${i}`;
+        const response = await fetch(`http://127.0.0.1:${port}/api/middlewares`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ name, type: 'rateLimit', config: { average: 10, burst: 5 } }),
+        }).catch(() => null);
+        if (response === null) return; // the server is gone
+        if (response.status === 201) acknowledged.push(((await response.json()) as { id: string }).id);
+        else await response.arrayBuffer();
+      }
+    })();
+    await waitFor(() => acknowledged.length >= 5, 30_000);
+    process.kill(pid, 'SIGKILL');
+    await waitFor(() => procStat(pid)?.state === 'Z', 10_000);
+    t.notThrows(() => process.kill(pid, 0), 'kill(pid, 0) succeeds on the zombie');
+    stop = true;
+    await writer;
+
+    // at once, on the same data dir, while the old server is still a zombie
+    const second = startServer(t.context.app, serverEnv(work));
+    t.teardown(() => {
+      second.child.kill('SIGKILL');
+    });
+    t.is(await health(second), 200, second.stderr());
+    t.is(procStat(pid)?.state, 'Z', 'the holder was still a zombie when the restart took the lock');
+    const listening = await second.line('Stack Manager listening');
+    const listed = await fetch(`http://127.0.0.1:${listening.port}/api/middlewares`, { headers });
+    t.is(listed.status, 200);
+    const ids = new Set(((await listed.json()) as Array<{ id: string }>).map((m) => m.id));
+    t.deepEqual(
+      acknowledged.filter((id) => !ids.has(id)),
+      [],
+      `${acknowledged.length} writes acknowledged before the kill`,
+    );
+    t.log(`${acknowledged.length} writes acknowledged before the kill; restart served with the holder in state Z`);
+    second.child.kill('SIGTERM');
+    t.is((await second.exit).code, 0, second.stderr());
   },
 );
 
