@@ -11,6 +11,7 @@ import type { PlannedUnit, StackJobs, StackJobTools } from '../container/index.t
 import { fetchTraefikList, type UpstreamSource } from '../datasource/index.ts';
 import type { JobView, PlannedStep } from '../jobs/index.ts';
 import { validationError } from '../../core/errors/app-error.ts';
+import { DotEnvError, readComposeVariables } from './compose-env.ts';
 import { staticErrors } from './errors.ts';
 import { PortItemError, portBindings, sameBindings, withBindings, type PortBindings } from './gerbil-ports.ts';
 import type { StaticService } from './service.ts';
@@ -108,13 +109,18 @@ export class StaticApply {
     );
   }
 
-  /** Gerbil's `ports:` as Docker bindings; an item that cannot be published → 409 naming it. */
+  /**
+   * Gerbil's `ports:` as Docker bindings, `${VAR}`s from the `.env` beside the compose file; an item
+   * that cannot be published → 409 naming it, an unreadable or malformed `.env` → 409 naming its line.
+   */
   private async gerbilBindings(): Promise<{ bindings: PortBindings; file: string }> {
     const { file, items } = await this.options.entries.gerbilPortItems();
     try {
-      return { bindings: portBindings(items), file };
+      return { bindings: portBindings(items, await readComposeVariables(file)), file };
     } catch (err) {
       if (err instanceof PortItemError) throw staticErrors.badPortItem(file, err.index, err.message);
+      if (err instanceof DotEnvError)
+        throw staticErrors.fileUnusable('compose .env file', err.file, err.line, err.message);
       throw err;
     }
   }

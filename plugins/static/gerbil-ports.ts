@@ -5,6 +5,7 @@
  * `ExposedPorts`, as `docker compose up` would create them.
  */
 import type Docker from 'dockerode';
+import { DOT_ENV, interpolateValue, type ComposeVariables } from './compose-env.ts';
 
 export type PortBindings = Record<string, Array<{ HostIp: string; HostPort: string }>>;
 
@@ -87,17 +88,20 @@ function longSyntax(out: PortBindings, item: Record<string, unknown>): void {
   bind(out, String(item.host_ip ?? ''), host, range(String(target), 'target'), protocol);
 }
 
-/** The PortBindings of Gerbil's `ports:` items (JS values); throws PortItemError naming the item. */
-export function portBindings(items: unknown[]): PortBindings {
+const NO_VARIABLES: ComposeVariables = { file: DOT_ENV, values: new Map(), unresolved: new Map() };
+
+/**
+ * The PortBindings of Gerbil's `ports:` items (JS values), their `${VAR}`s taken from `variables`
+ * (the compose file's `.env`, compose-env.ts); throws PortItemError naming the item.
+ */
+export function portBindings(items: unknown[], variables: ComposeVariables = NO_VARIABLES): PortBindings {
   const out: PortBindings = {};
-  items.forEach((item, index) => {
+  items.forEach((raw, index) => {
     try {
+      const item = interpolateValue(raw, variables);
       if (typeof item === 'number') shortSyntax(out, String(item));
-      else if (typeof item === 'string') {
-        if (item.includes('$'))
-          throw new Error(`"${item}" uses a variable, which only docker compose can resolve; write the port out`);
-        shortSyntax(out, item.trim());
-      } else if (item && typeof item === 'object' && !Array.isArray(item))
+      else if (typeof item === 'string') shortSyntax(out, item.trim());
+      else if (item && typeof item === 'object' && !Array.isArray(item))
         longSyntax(out, item as Record<string, unknown>);
       else throw new Error('it is neither a "host:container" string nor a {target, published} mapping');
     } catch (err) {

@@ -92,7 +92,16 @@ test('a gerbil port the job cannot publish answers 409 naming the item; a compos
   const reply = await apply(server, { services: ['gerbil'] });
   t.is(reply.statusCode, 409, reply.body);
   t.like(reply.json(), { id: 'conflict' });
-  t.regex((reply.json() as { message: string }).message, /services\.gerbil\.ports\[1\] .* uses a variable/);
+  t.regex(
+    (reply.json() as { message: string }).message,
+    /services\.gerbil\.ports\[1\] .* SSH is not set in .*\.env and has no default/,
+  );
+  // the .env beside the compose file is read as compose reads it: a malformed line is named
+  await writeFile(path.join(path.dirname(composeFile), '.env'), 'SSH=2222\nWG="51820\n');
+  const badEnv = await apply(server, { services: ['gerbil'] });
+  t.is(badEnv.statusCode, 409, badEnv.body);
+  t.like(badEnv.json(), { id: 'conflict', details: [{ path: `${path.dirname(composeFile)}/.env:2` }] });
+  t.regex((badEnv.json() as { message: string }).message, /the value of WG has no closing "/);
 
   await writeFile(composeFile, 'services:\n  traefik:\n    image: traefik\n');
   const noGerbil = await apply(server, { services: ['gerbil'] });

@@ -50,7 +50,8 @@ test('long syntax: target, published, host_ip and protocol', (t) => {
 
 test('items that cannot be published throw PortItemError naming the item', (t) => {
   const cases: Array<[unknown, RegExp]> = [
-    ['${SSH_PORT}:22', /variable/],
+    ['${SSH_PORT}:22', /SSH_PORT is not set in \.env and has no default/],
+    ['$:22', /neither \$NAME/],
     ['70000:70000', /outside 1-65535/],
     ['80:http', /not a port/],
     ['7000-7002:8000-8001', /differ in length/],
