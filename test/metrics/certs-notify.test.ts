@@ -9,8 +9,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import test from 'ava';
 import { build, tempDir } from '../helpers/build.ts';
+import { acmeJson, makeCertificate } from '../helpers/certificates.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { acmeJson, makeCertificate } from './certs-support.ts';
 import { parsePrometheusText } from './prometheus-text.ts';
 
 test('a certificate 2 days from expiry in acme.json → a certs notification delivered to a webhook, counted in /metrics', async (t) => {

@@ -10,17 +10,16 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import type { FastifyInstance } from 'fastify';
-import { stringify } from 'yaml';
 import { buildApp } from '../../core/app.ts';
 import { builtinGroups } from '../../plugins/index.ts';
 import type { CertificateEvent } from '../../plugins/metrics/index.ts';
 import { parseCertificateMetrics } from '../../plugins/metrics/cert-sources.ts';
 import { CertificateCheck } from '../../plugins/metrics/cert-check.ts';
 import { tempDir, testConfig } from '../helpers/build.ts';
-import { startTraefik, traefikTest } from '../helpers/traefik.ts';
+import { acmeJson, makeCertificate, traefikServing } from '../helpers/certificates.ts';
+import { traefikTest } from '../helpers/traefik.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { parsePrometheusText } from './prometheus-text.ts';
-import { acmeJson, makeCertificate } from './certs-support.ts';
 
 const test = anyTest as TestFn<unknown>;
 const DAY_MS = 86_400_000;
@@ -164,23 +163,7 @@ traefikTest(test)(
   async (t) => {
     const dir = await tempDir(t);
     const certificate = makeCertificate('edge.example.test', new Date(Date.now() + 2 * DAY_MS + 3_600_000));
-    await writeFile(path.join(dir, 'edge.crt'), certificate.cert);
-    await writeFile(path.join(dir, 'edge.key'), certificate.key, { mode: 0o600 });
-    const dynamic = path.join(dir, 'tls.yml');
-    await writeFile(
-      dynamic,
-      stringify({
-        tls: { certificates: [{ certFile: path.join(dir, 'edge.crt'), keyFile: path.join(dir, 'edge.key') }] },
-      }),
-    );
-    // the provider URL answers nothing here: this Traefik only serves its metrics and the file's certificate
-    const traefik = await startTraefik(t, {
-      providerUrl: 'http://127.0.0.1:9/api/v1/proxy-config',
-      metrics: true,
-      editStatic: (config) => {
-        config.providers.file = { filename: dynamic };
-      },
-    });
+    const traefik = await traefikServing(t, certificate);
     const metricsUrl = `${traefik.apiBase}/metrics`;
     const { app, events } = await start(
       t,

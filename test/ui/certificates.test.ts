@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { assertClean, uiTest } from './browser.ts';
 import { tempDir } from '../helpers/build.ts';
-import { acmeJson, makeCertificate, type TestCertificate } from '../metrics/certs-support.ts';
+import { acmeJson, makeCertificate, type TestCertificate } from '../helpers/certificates.ts';
 
 const DAY_MS = 86_400_000;
 const now = Date.now();

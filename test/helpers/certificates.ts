@@ -1,6 +1,16 @@
-/** Certificates for the expiry tests: self-signed with node-forge, expiring when the test says. */
+/**
+ * Certificates for the expiry tests (API.md §4.21 `certs`, GET /api/certificates, the UI's
+ * Certificates screen): self-signed with node-forge, expiring when the test says; Traefik's
+ * acme.json holding them; and a real Traefik serving one, whose metrics are the check's other source.
+ */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { ExecutionContext } from 'ava';
 import forge from 'node-forge';
+import { stringify } from 'yaml';
+import { tempDir } from './build.ts';
+import { startTraefik, type Traefik } from './traefik.ts';
 
 export interface TestCertificate {
   cn: string;
@@ -42,6 +52,31 @@ export function acmeJson(certificates: TestCertificate[]): string {
         key: Buffer.from(certificate.key).toString('base64'),
         Store: 'default',
       })),
+    },
+  });
+}
+
+/**
+ * A real Traefik (helpers/traefik.ts) with its metrics on, serving `certificate` from a file
+ * provider: its `traefik_tls_certs_not_after` series names it. The provider URL answers nothing:
+ * this Traefik serves only its metrics and the file's certificate.
+ */
+export async function traefikServing(t: ExecutionContext, certificate: TestCertificate): Promise<Traefik> {
+  const dir = await tempDir(t, 'sm-cert-traefik-');
+  await writeFile(path.join(dir, 'edge.crt'), certificate.cert);
+  await writeFile(path.join(dir, 'edge.key'), certificate.key, { mode: 0o600 });
+  const dynamic = path.join(dir, 'tls.yml');
+  await writeFile(
+    dynamic,
+    stringify({
+      tls: { certificates: [{ certFile: path.join(dir, 'edge.crt'), keyFile: path.join(dir, 'edge.key') }] },
+    }),
+  );
+  return startTraefik(t, {
+    providerUrl: 'http://127.0.0.1:9/api/v1/proxy-config',
+    metrics: true,
+    editStatic: (config) => {
+      config.providers.file = { filename: dynamic };
     },
   });
 }
