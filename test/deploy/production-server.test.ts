@@ -9,13 +9,10 @@ import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { connect } from 'node:net';
 import { LOCK_NAME, procStat } from '../../core/data-dir-lock.ts';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { execForm, parseDockerfile } from '../helpers/dockerfile.ts';
 import {
   buildProductionApp,
   holdPlugin,
-  REPO,
+  imageHealthcheck as healthcheck,
   serverEnv,
   startServer,
   type ServerProcess,
@@ -25,23 +22,6 @@ import { waitFor } from '../helpers/wait.ts';
 const test = anyTest as TestFn<{ app: string; remove: () => Promise<void> }>;
 const isRoot = process.getuid?.() === 0;
 const NOBODY = 65534;
-const run = promisify(execFile);
-
-/** Runs the Dockerfile's HEALTHCHECK command against a port; resolves with its exit code. */
-async function healthcheck(port: number): Promise<number> {
-  const instruction = parseDockerfile(path.join(REPO, 'Dockerfile'))
-    .stages.at(-1)!
-    .instructions.find((i) => i.keyword === 'HEALTHCHECK')!;
-  const [command, ...args] = execForm(instruction.args.slice(instruction.args.indexOf('CMD ') + 4))!;
-  assertNode(command === 'node');
-  return run(process.execPath, args, { env: { PORT: String(port) }, timeout: 60_000 }).then(
-    () => 0,
-    (err) => (typeof err.code === 'number' ? err.code : -1),
-  );
-}
-function assertNode(condition: boolean): void {
-  if (!condition) throw new Error('the HEALTHCHECK command is not a node command');
-}
 
 test.before(async (t) => {
   const built = await buildProductionApp();

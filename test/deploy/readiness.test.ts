@@ -13,6 +13,7 @@ import path from 'node:path';
 import {
   buildProductionApp,
   holdPlugin,
+  imageHealthcheck,
   serverEnv,
   startServer,
   type ServerProcess,
@@ -183,6 +184,8 @@ test.serial(
     t.is(snapshot.status, 200, 'the restart snapshot is served while the app is built');
     t.is(snapshot.headers.get('x-config-stale'), 'true');
     t.is((await call(base, '/api/openapi.json')).status, 503);
+    // the image's HEALTHCHECK (compose's service_healthy) fails while the app is built
+    t.is(await imageHealthcheck(port), 1, 'the image HEALTHCHECK fails while starting');
     t.false(
       second.lines.some((l) => l.msg === 'Stack Manager ready'),
       'the build was still held',
@@ -195,6 +198,7 @@ test.serial(
     const ready = await call(base, '/api/health');
     t.like(ready.body, { status: 'ok', version: starting.body.version });
     t.like((await call(base, '/api/health/live')).body, { status: 'ok' });
+    t.is(await imageHealthcheck(port), 0, 'the image HEALTHCHECK passes once ready');
     second.child.kill('SIGTERM');
     t.is((await second.exit).code, 0, second.stderr());
   },

@@ -9,6 +9,7 @@ import { chmod, cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { execForm, parseDockerfile } from './dockerfile.ts';
 import { waitFor } from './wait.ts';
 
 const run = promisify(execFile);
@@ -139,4 +140,17 @@ export default async function hold() {
 `,
   );
   return { dir, release };
+}
+
+/** Runs the Dockerfile's HEALTHCHECK command against a port, as Docker does; resolves with its exit code. */
+export async function imageHealthcheck(port: number): Promise<number> {
+  const instruction = parseDockerfile(path.join(REPO, 'Dockerfile'))
+    .stages.at(-1)!
+    .instructions.find((i) => i.keyword === 'HEALTHCHECK')!;
+  const [command, ...args] = execForm(instruction.args.slice(instruction.args.indexOf('CMD ') + 4))!;
+  if (command !== 'node') throw new Error('the HEALTHCHECK command is not a node command');
+  return run(process.execPath, args, { env: { PORT: String(port) }, timeout: 60_000 }).then(
+    () => 0,
+    (err: { code?: unknown }) => (typeof err.code === 'number' ? err.code : -1),
+  );
 }
