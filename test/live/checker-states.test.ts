@@ -3,6 +3,7 @@ import test from 'ava';
 import { GRAFANA, NEXTCLOUD, liveHarness, newGeneration } from './checker-support.ts';
 import { manualClock } from '../proxy/support.ts';
 import { build } from '../helpers/build.ts';
+import { startFakeTraefikApi } from '../helpers/fake-traefik-api.ts';
 
 test('each state: live, disabled with Traefik errors verbatim, warning, missing, outdated, and unknown when Traefik is down', async (t) => {
   const h = await liveHarness(t);
@@ -99,4 +100,77 @@ test('without a traefik data source every resource is unknown with no instances'
   t.deepEqual(diagnosis.json().instances, []);
   t.is(diagnosis.json().checked_at, null);
   t.deepEqual(app.liveStatus.resource('anything'), { state: 'unknown', checked_at: null, instances: [] });
+});
+
+test('two Traefik instances: each has its state, the resource the worst; a source added joins, a removed one leaves', async (t) => {
+  const h = await liveHarness(t);
+  h.follow();
+  await h.until(async () => (await h.live(NEXTCLOUD.id)).state === 'live');
+  // a second traefik data source (a second Traefik polling the same document), added through the API
+  const second = await startFakeTraefikApi();
+  t.teardown(() => second.close());
+  second.load(h.app.proxyConfig.current()!.served as Record<string, any>);
+  Object.assign(second.router(NEXTCLOUD.router), {
+    status: 'disabled',
+    error: ['plugin: unknown plugin type: badger'],
+  });
+  const badger = second.lists.http.middlewares.find((m) => m.name === 'badger@http')!;
+  Object.assign(badger, { status: 'disabled', error: ['plugin: unknown plugin type: badger'] });
+  second.version.Version = '3.6.2';
+  const added = await h.app.inject({
+    method: 'PUT',
+    url: '/api/datasource/traefik-b',
+    payload: { type: 'traefik', url: second.url, timeout_ms: 60_000 },
+  });
+  t.true([200, 201].includes(added.statusCode), added.body);
+  const both = await h.until(async () => {
+    const value = await h.live(NEXTCLOUD.id);
+    return value.instances.length === 2 && value.instances[1].state === 'disabled' ? value : null;
+  });
+  t.is(both.state, 'disabled');
+  t.deepEqual(both.instances, [
+    { source: 'traefik', state: 'live', errors: [], traefik_version: '3.7.15' },
+    {
+      source: 'traefik-b',
+      state: 'disabled',
+      errors: ['plugin: unknown plugin type: badger'],
+      traefik_version: '3.6.2',
+    },
+  ]);
+  const grafana = await h.live(GRAFANA.id);
+  t.deepEqual(
+    grafana.instances.map((i) => [i.source, i.state]),
+    [
+      ['traefik', 'live'],
+      ['traefik-b', 'live'],
+    ],
+  );
+  const diagnosis = await h.diagnosis();
+  t.deepEqual(
+    diagnosis.instances.map((i) => [i.source, i.reachable, i.version, i.document]),
+    [
+      ['traefik', true, '3.7.15', 'current'],
+      ['traefik-b', true, '3.6.2', 'current'],
+    ],
+  );
+  t.true(diagnosis.findings.some((f) => f.id.startsWith('plugins_disabled:traefik-b:')));
+  t.false(diagnosis.findings.some((f) => f.id.startsWith('plugins_disabled:traefik:')));
+  // the second one down: its resources unknown there, live overall (unknown ranks below live)
+  await second.down();
+  const down = await h.until(async () => {
+    const value = await h.live(NEXTCLOUD.id);
+    return value.instances[1]?.state === 'unknown' ? value : null;
+  });
+  t.is(down.state, 'live');
+  t.true((await h.diagnosis()).findings.some((f) => f.id === 'traefik_unreachable:traefik-b:instance'));
+  // removed: it leaves, and so do its findings
+  const removed = await h.app.inject({ method: 'DELETE', url: '/api/datasource/traefik-b' });
+  t.true([200, 204].includes(removed.statusCode), removed.body);
+  await h.until(async () => (await h.live(NEXTCLOUD.id)).instances.length === 1);
+  const after = await h.diagnosis();
+  t.deepEqual(
+    after.instances.map((i) => i.source),
+    ['traefik'],
+  );
+  t.false(after.findings.some((f) => f.id.includes(':traefik-b:')));
 });
