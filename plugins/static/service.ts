@@ -4,6 +4,7 @@
  * (Traefik runs in Gerbil's network namespace, so a port Traefik listens on must be published there).
  */
 import { isMap, isScalar, isSeq, Scalar, YAMLMap, YAMLSeq } from 'yaml';
+import { interpolate, readComposeVariables, type ComposeVariables } from './compose-env.ts';
 import { staticErrors } from './errors.ts';
 import { ensureMap, lineOf, loadYamlFile, mapAt, rootOf, saveYamlFiles, type YamlFile } from './yaml-file.ts';
 
@@ -90,10 +91,26 @@ interface RouterUse {
   protocol: Protocol;
 }
 
-/** A compose port mapping's container port range and protocol (short or long syntax); null when unreadable. */
-function containerPorts(item: unknown): { from: number; to: number; protocol: Protocol } | null {
+/** `text` with its compose variables resolved; null when one has no value (the item then reads as unknown). */
+function resolved(text: string, vars: ComposeVariables): string | null {
+  try {
+    return interpolate(text, vars);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A compose port mapping's container port range and protocol (short or long syntax, `${VAR}`s from
+ * `.env` as the apply job reads them); null when unreadable.
+ */
+function containerPorts(
+  item: unknown,
+  vars: ComposeVariables,
+): { from: number; to: number; protocol: Protocol } | null {
   if (isScalar(item) && (typeof item.value === 'string' || typeof item.value === 'number')) {
-    const text = String(item.value);
+    const text = resolved(String(item.value), vars);
+    if (text === null) return null;
     const slash = text.lastIndexOf('/');
     const protocol = (slash >= 0 ? text.slice(slash + 1).toLowerCase() : 'tcp') as Protocol;
     const spec = slash >= 0 ? text.slice(0, slash) : text;
@@ -103,12 +120,18 @@ function containerPorts(item: unknown): { from: number; to: number; protocol: Pr
     return { from: Number(match[1]), to: Number(match[2] ?? match[1]), protocol };
   }
   if (isMap(item)) {
-    const target = Number(String(item.get('target') ?? ''));
+    const target = Number(resolved(String(item.get('target') ?? ''), vars) ?? '');
     if (!Number.isInteger(target)) return null;
-    const protocol = String(item.get('protocol') ?? 'tcp').toLowerCase() as Protocol;
+    const protocol = (resolved(String(item.get('protocol') ?? 'tcp'), vars) ?? '').toLowerCase() as Protocol;
     return { from: target, to: target, protocol };
   }
   return null;
+}
+
+/** The `.env` variables beside the compose file; none when there is no compose file or `.env` cannot be used (apply says why). */
+async function composeVariables(compose: YamlFile | null): Promise<ComposeVariables> {
+  const none = { file: '.env', values: new Map<string, string>(), unresolved: new Map<string, string>() };
+  return compose ? readComposeVariables(compose.file).catch(() => none) : none;
 }
 
 export class StaticService {
@@ -214,9 +237,9 @@ export class StaticService {
     return seq;
   }
 
-  private static published(ports: YAMLSeq | null, port: number, protocol: Protocol): boolean {
+  private static published(ports: YAMLSeq | null, vars: ComposeVariables, port: number, protocol: Protocol): boolean {
     return (ports?.items ?? []).some((item) => {
-      const mapped = containerPorts(item);
+      const mapped = containerPorts(item, vars);
       return mapped !== null && mapped.protocol === protocol && mapped.from <= port && port <= mapped.to;
     });
   }
@@ -239,6 +262,7 @@ export class StaticService {
     const loaded = await this.loadStatic();
     const compose = await this.loadCompose();
     const ports = compose ? this.gerbilPorts(compose, false) : null;
+    const vars = await composeVariables(compose);
     const uses = this.routerUses();
     const resources = this.resourceIndex();
     const view = (entry: StaticEntry, inStatic: boolean): EntryPointView => {
@@ -251,7 +275,7 @@ export class StaticService {
         port: entry.port,
         in_static_config: inStatic,
         published_on_gerbil:
-          compose && entry.port !== null ? StaticService.published(ports, entry.port, entry.protocol) : null,
+          compose && entry.port !== null ? StaticService.published(ports, vars, entry.port, entry.protocol) : null,
         used_by: [...ids].sort(),
         routers: [...routers].sort(),
       };
@@ -318,6 +342,7 @@ export class StaticService {
       const loaded = await this.loadStatic();
       const compose = await this.loadCompose();
       const ports = compose ? this.gerbilPorts(compose, false) : null;
+      const vars = await composeVariables(compose);
       const entries = this.staticEntries(loaded);
       const byName = new Map(entries.map((entry) => [entry.name, entry]));
       const taken = new Map(entries.map((entry) => [`${entry.protocol}/${entry.port}`, entry.name]));
@@ -346,7 +371,7 @@ export class StaticService {
         }
         const port = present?.port ?? implied.port;
         const protocol = present ? present.protocol : implied.protocol;
-        if (compose && !StaticService.published(ports, port, protocol)) {
+        if (compose && !StaticService.published(ports, vars, port, protocol)) {
           if (!publish.some((p) => p.port === port && p.protocol === protocol)) publish.push({ port, protocol });
         }
       }

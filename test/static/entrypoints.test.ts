@@ -234,3 +234,30 @@ test('unusable files answer 409 and nothing is half-written: invalid YAML, no ge
     t.is(await readFile(staticFile, 'utf8'), STATIC);
   }
 });
+
+test('ports written with ${VAR} count as published by the values of the .env beside the compose file', async (t) => {
+  const { app, composeFile } = await setup(t);
+  await writeFile(
+    composeFile,
+    COMPOSE.replace('- "443:443"', '- "${HTTPS_PORT:-443}:${HTTPS_PORT:-443}"').replace(
+      '- "80:80"',
+      '- "80:80"\n      - "${SSH_PORT}:${SSH_PORT}"\n      - target: ${PG_PORT}\n        published: ${PG_PORT}\n        protocol: ${PG_PROTO:-tcp}',
+    ),
+  );
+  const published = async () =>
+    Object.fromEntries(
+      (await call(app, { method: 'GET', url: '/api/static/entrypoints' })).body.map((e: any) => [
+        e.name,
+        e.published_on_gerbil,
+      ]),
+    );
+  // no .env: SSH_PORT and PG_PORT have no value, the default gives 443
+  t.like(await published(), { websecure: true, 'tcp-2222': false, 'tcp-5432': false });
+  const dry = await call(app, { method: 'POST', url: '/api/static/entrypoints/sync', payload: { dry_run: true } });
+  t.deepEqual(dry.body.published, ['2222:2222', '5432:5432', '19132:19132/udp']);
+
+  await writeFile(path.join(path.dirname(composeFile), '.env'), 'SSH_PORT=2222\nPG_PORT=5432\n');
+  t.like(await published(), { websecure: true, 'tcp-2222': true, 'tcp-5432': true, 'udp-19132': false });
+  const sync = await call(app, { method: 'POST', url: '/api/static/entrypoints/sync', payload: { dry_run: true } });
+  t.deepEqual(sync.body.published, ['19132:19132/udp'], 'no second mapping of a port a variable publishes');
+});
