@@ -27,6 +27,8 @@ const SCREENS: [string, string, string][] = [
   ['/logs', 'Logs', 'logs'],
   ['/server-plugins', 'Server plugins', 'server-plugins'],
   ['/tokens', 'API tokens', 'tokens'],
+  // empty state: no proxy.metrics_url and no proxy.acme_path here (a notice, not an error box)
+  ['/certificates', 'Certificates', 'certificates'],
 ];
 
 uiTest(
@@ -40,6 +42,8 @@ uiTest(
       problems.allow.push((url, status) => url.includes('/api/logs/proxy?') && status === 502);
       // the security screen's decisions table says CrowdSec is not configured (no bouncer key here)
       problems.allow.push((url, status) => url.includes('/api/ip/decisions') && status === 503);
+      // the certificates screen's empty state: nothing to check is 503 not_configured, shown as a notice
+      problems.allow.push((url, status) => new URL(url).pathname === '/api/certificates' && status === 503);
       for (const [route, heading, name] of SCREENS) {
         clearProblems(problems);
         await page.goto(server.url + route);
@@ -51,6 +55,12 @@ uiTest(
           await page.screenshot({ path: path.join(ARTIFACTS, 'readme-dashboard-light.png') });
           await page.setViewportSize({ width: 1280, height: 860 });
         }
+        if (route === '/certificates')
+          t.regex(
+            await page.locator('#certificates-not-configured').innerText(),
+            /metrics_url|acme_path/,
+            'the empty state says what to set',
+          );
         await assertClean(t, problems, `${route} (${scheme})`);
         t.is(
           await page.locator('.error-box').count(),

@@ -1,10 +1,11 @@
 /**
  * Certificates (issue 28): every certificate Traefik reports (its metrics, acme.json) with days left,
  * coloured by the expiry thresholds (14, 3, 0 days), from GET /api/certificates. Live: a
- * `certificate` event (a threshold reached) reloads it; Refresh checks the sources now.
+ * `certificate` event (a threshold reached) reloads it; Refresh checks the sources now. Without
+ * either source (503 not_configured) the screen is in its empty state: a notice, not an error.
  */
 import { useState } from 'preact/hooks';
-import { api, unwrap } from '../api/client';
+import { api, ApiError, unwrap } from '../api/client';
 import type { Reply } from '../api/types';
 import { Badge, Empty, ErrorBox, Loading, PageHeader, when } from '../components/ui';
 import { DataTable } from '../components/data-table';
@@ -45,17 +46,29 @@ export default function Certificates() {
     }
   };
   const data = report.data;
+  const unconfigured = notConfigured(report.error);
   return (
     <>
       <PageHeader title="Certificates">
-        <button type="button" id="certificates-refresh" disabled={busy} onClick={() => void refreshNow()}>
+        <button
+          type="button"
+          id="certificates-refresh"
+          disabled={busy || unconfigured}
+          onClick={() => void refreshNow()}
+        >
           {busy ? 'Checking…' : 'Refresh'}
         </button>
       </PageHeader>
       <p class="muted small">
         Certificates Traefik reports (<code>proxy.metrics_url</code>) and its ACME store holds (<code>proxy.acme_path</code>), soonest expiry first. A notification goes out at 14, 3 and 0 days left.
       </p>
-      <ErrorBox error={error ?? report.error} />
+      {unconfigured ? (
+        <div class="notice" id="certificates-not-configured">
+          {(report.error as ApiError).message}
+        </div>
+      ) : (
+        <ErrorBox error={error ?? report.error} />
+      )}
       <Loading when={report.loading && !data} />
       {data && (
         <p class="muted small" id="certificates-checked">
@@ -97,3 +110,6 @@ export default function Certificates() {
     </>
   );
 }
+
+/** No metrics URL and no acme.json path is a state of the install (nothing to check), not a failure of this screen. */
+const notConfigured = (error: unknown): boolean => error instanceof ApiError && error.id === 'not_configured';
