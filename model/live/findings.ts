@@ -369,6 +369,8 @@ function traefikObjectFindings(
     const own = listOf(router.middlewares).filter((middleware) => reported.has(middleware));
     const explained = (error: string): boolean => {
       if (own.some((middleware) => error.includes(middleware))) return true;
+      // Traefik 3.7.15 gives the router its middleware's build error as is, without the name
+      if (own.some((middleware) => listOf(failing.get(middleware)?.error).includes(error))) return true;
       const plugin = UNKNOWN_PLUGIN.exec(error);
       if (plugin) return pluginNames.has(plugin[1]);
       if (error.includes(PLUGIN_MISSING_TEXT)) return plugins.length > 0;

@@ -26,6 +26,7 @@ let stack: LiveStack;
 const RESOURCES = [
   { id: 3, name: 'ep', host: 'ep.test', backends: ['ep'] },
   { id: 4, name: 'down', host: 'down.test', backends: ['down'] },
+  { id: 5, name: 'mw', host: 'mw.test', backends: ['ep'] },
 ];
 
 test.before(async (t) => {
@@ -114,6 +115,67 @@ traefikTest(test)('every server of a service down: service_no_servers, 503 throu
   const cleared = await waitForCleared(stack, raised.finding.id, fixed);
   t.log(`cleared ${cleared.toFixed(1)} s after the backend recovered`);
 });
+
+traefikTest(test)(
+  'a middleware Traefik cannot build: middleware_error with its error, the resource disabled, 404',
+  async (t) => {
+    const request = { entryPoint: 'websecure', host: 'mw.test' };
+    await waitForLive(stack, '5-mw-router', 'live', Date.now());
+    await stack.traefik.waitForReply(request, (r) => r.status === 200);
+    const created = await stack.sm.call('POST', '/api/middlewares', {
+      id: 'bad-allow',
+      name: 'Bad allow list',
+      type: 'ipAllowList',
+      config: { sourceRange: ['10.0.0.0/33'] },
+    });
+    t.is(created.status, 201, created.text);
+    const changed = Date.now();
+    const assigned = await stack.sm.call('POST', '/api/resources/5-mw-router/middlewares', {
+      middleware_id: 'bad-allow',
+    });
+    t.is(assigned.status, 200, assigned.text);
+
+    // Traefik's side: the middleware in error, the router disabled, 404
+    const middleware = await waitFor(async () => {
+      const found = await stack.traefik.api('/api/http/middlewares/bad-allow@http').catch(() => null);
+      return found?.error?.length > 0 ? found : null;
+    }, 3_000);
+    const router = await waitFor(async () => {
+      const found = await stack.traefik.api('/api/http/routers/5-mw-router@http');
+      return found.status === 'disabled' ? found : null;
+    }, 3_000);
+    t.log('Traefik middleware:', JSON.stringify({ status: middleware.status, error: middleware.error }));
+    t.log('Traefik router:', JSON.stringify({ status: router.status, error: router.error }));
+    t.is((await stack.traefik.request(request)).status, 404);
+
+    const { live, seconds } = await waitForLive(stack, '5-mw-router', 'disabled', changed);
+    t.log(`disabled ${seconds.toFixed(1)} s after the assignment`);
+    t.deepEqual(live.instances[0].errors, router.error);
+    const raised = await waitForFinding(
+      stack,
+      (f) => f.kind === 'middleware_error' && f.middlewares.includes('bad-allow@http'),
+      changed,
+    );
+    t.log(`${raised.finding.id} ${raised.seconds.toFixed(1)} s after the assignment: ${raised.finding.message}`);
+    t.is(raised.finding.id, 'middleware_error:traefik:bad-allow@http');
+    t.deepEqual(raised.finding.resources, ['5-mw-router']);
+    for (const error of middleware.error) t.true(raised.finding.message.includes(error), error);
+    t.false((await diagnosis(stack)).findings.some((f: { kind: string }) => f.kind === 'router_disabled'));
+
+    // the middleware corrected: live, 200, cleared
+    const fixed = Date.now();
+    const put = await stack.sm.call('PUT', '/api/middlewares/bad-allow', {
+      name: 'Bad allow list',
+      type: 'ipAllowList',
+      config: { sourceRange: ['0.0.0.0/0'] },
+    });
+    t.is(put.status, 200, put.text);
+    await stack.traefik.waitForReply(request, (r) => r.status === 200);
+    const again = await waitForLive(stack, '5-mw-router', 'live', fixed);
+    const cleared = await waitForCleared(stack, raised.finding.id, fixed);
+    t.log(`live again ${again.seconds.toFixed(1)} s, cleared ${cleared.toFixed(1)} s after the fix`);
+  },
+);
 
 traefikTest(test, TRAEFIK_BIN_OLD)(
   `Traefik ${TRAEFIK_VERSION_OLD} served a 3.7-only key refuses the document: document_behind names the key, the changed resource is outdated`,

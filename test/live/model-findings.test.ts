@@ -218,6 +218,9 @@ test('middleware_error: one per middleware in error, errors verbatim; the router
   ];
   const list = findings({ reading: healthy({ routers, middlewares }) });
   t.deepEqual(kinds(list), ['middleware_error']);
+  // Traefik 3.7.15's shape: the router's error is the middleware's build error as is, without its name
+  const verbatim = routers.map((router) => (router.name === 'blog@http' ? { ...router, error: [error] } : router));
+  t.deepEqual(kinds(findings({ reading: healthy({ routers: verbatim, middlewares }) })), ['middleware_error']);
   t.like(list[0], {
     id: 'middleware_error:traefik:strip@http',
     severity: 'error',
