@@ -277,3 +277,66 @@ traefikTest(test, TRAEFIK_BIN_OLD)(
     );
   },
 );
+
+traefikTest(test)(
+  'two resources on one host and priority: priority_tie until one gets a higher priority; a rule Traefik cannot parse: router_disabled',
+  async (t) => {
+    const tie = await startLiveStack(t, {
+      backends: ['one', 'two'],
+      resources: [
+        { id: 1, name: 'one', host: 'tie.test', backends: ['one'] },
+        { id: 2, name: 'two', host: 'tie.test', backends: ['two'] },
+      ],
+    });
+    const started = Date.now();
+    await waitForLive(tie, '1-one-router', 'live', started);
+    await waitForLive(tie, '2-two-router', 'live', started);
+    const raised = await waitForFinding(
+      tie,
+      (f) => f.kind === 'priority_tie' && f.id.includes('1-one-router@http'),
+      started,
+    );
+    t.log(`${raised.finding.id}: ${raised.finding.message}`);
+    t.deepEqual(raised.finding.resources, ['1-one-router', '2-two-router']);
+    t.regex(raised.finding.message, /websecure/);
+    t.true(raised.finding.fix.length > 0);
+
+    // resource two wins: Traefik routes the host to its backend, the tie on websecure is cleared
+    const fixed = Date.now();
+    const put = await tie.sm.call('PUT', '/api/resources/2-two-router/config/priority', { priority: 200 });
+    t.is(put.status, 200, put.text);
+    const request = { entryPoint: 'websecure', host: 'tie.test' };
+    const reply = await tie.traefik.waitForReply(request, (r) => r.status === 200 && r.json.backend === 'two');
+    t.is(reply.json.backend, 'two');
+    const cleared = await waitForCleared(tie, raised.finding.id, fixed);
+    t.log(`priority_tie cleared ${cleared.toFixed(1)} s after the priority change`);
+
+    // upstream gives router two a look-ahead, which Go's regexp has not: Traefik disables that router
+    const original = structuredClone(tie.pangolin.document) as Record<string, any>;
+    const edited = structuredClone(original);
+    edited.http.routers['2-two-router'].rule = 'Host(`tie.test`) && PathRegexp(`^/(?!admin)`)';
+    const broken = Date.now();
+    tie.pangolin.document = edited;
+    const router = await waitFor(async () => {
+      const found = await tie.traefik.api('/api/http/routers/2-two-router@http');
+      return found.status === 'disabled' ? found : null;
+    }, 5_000);
+    t.log('Traefik router:', JSON.stringify({ status: router.status, error: router.error }));
+    const { live, seconds } = await waitForLive(tie, '2-two-router', 'disabled', broken);
+    t.log(`disabled ${seconds.toFixed(1)} s after the upstream change`);
+    t.deepEqual(live.instances[0].errors, router.error);
+    const disabled = await waitForFinding(tie, (f) => f.kind === 'router_disabled', broken);
+    t.log(`${disabled.finding.id}: ${disabled.finding.message}`);
+    t.is(disabled.finding.id, 'router_disabled:traefik:2-two-router@http');
+    t.deepEqual(disabled.finding.resources, ['2-two-router']);
+    for (const error of router.error) t.true(disabled.finding.message.includes(error), error);
+    // resource one answers for the host again
+    await tie.traefik.waitForReply(request, (r) => r.status === 200 && r.json.backend === 'one');
+
+    const restored = Date.now();
+    tie.pangolin.document = original;
+    await waitForLive(tie, '2-two-router', 'live', restored);
+    const gone = await waitForCleared(tie, disabled.finding.id, restored);
+    t.log(`router_disabled cleared ${gone.toFixed(1)} s after the upstream fix`);
+  },
+);
