@@ -33,26 +33,27 @@ export async function tempDir(t: ExecutionContext, prefix = 'sm-test-'): Promise
 
 /** Loads the real defaults with test overrides (no environment leaks in). */
 export function testConfig(dataDir: string, overrides: Record<string, unknown> = {}): AppConfig {
-  return loadConfig({
-    env: { CONFIG_FILE: path.join(import.meta.dirname, 'empty.yaml') },
+  // each section of `overrides` is merged into the defaults below key by key: a test passing
+  // `storage: { watch: 'poll' }` keeps its temp data_dir (a whole-section replace ran it on ./data)
+  const defaults: Record<string, Record<string, unknown>> = {
+    log: { level: 'silent' },
+    storage: { data_dir: dataDir },
+    plugins: { dir: path.join(dataDir, '..', 'no-plugins') },
     // templates off unless a test asks: seeding is 19 fsynced writes per app, and tests build many apps
+    templates: { seed: false },
+    // history off unless a test asks: a git repository and a commit per app is wasted work in other groups' tests
+    history: { enabled: false },
     // docker: a socket that does not exist, so no test ever reaches a system Docker by default
+    docker: { host: '', socket: path.join(dataDir, '..', 'no-docker.sock') },
     // backups beside the data dir: never in the checkout's ./backups, where tests would see each other's
-    overrides: {
-      log: { level: 'silent' },
-      storage: { data_dir: dataDir },
-      plugins: { dir: path.join(dataDir, '..', 'no-plugins') },
-      templates: { seed: false },
-      // history off unless a test asks: a git repository and a commit per app is wasted work in other groups' tests
-      history: { enabled: false },
-      docker: { host: '', socket: path.join(dataDir, '..', 'no-docker.sock') },
-      ...overrides,
-      backup: {
-        dir: path.join(dataDir, '..', 'backups'),
-        ...(overrides.backup as Record<string, unknown> | undefined),
-      },
-    },
-  });
+    backup: { dir: path.join(dataDir, '..', 'backups') },
+  };
+  const merged: Record<string, unknown> = { ...overrides };
+  for (const [section, values] of Object.entries(defaults)) {
+    const given = overrides[section];
+    merged[section] = given && typeof given === 'object' && !Array.isArray(given) ? { ...values, ...given } : values;
+  }
+  return loadConfig({ env: { CONFIG_FILE: path.join(import.meta.dirname, 'empty.yaml') }, overrides: merged });
 }
 
 export async function build(t: ExecutionContext, options: BuildTestOptions = {}): Promise<FastifyInstance> {
