@@ -14,7 +14,7 @@ import { readFile } from 'node:fs/promises';
 import test, { type ExecutionContext } from 'ava';
 import { fixture } from '../helpers/shared.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { startStackManager, PROVIDER_TOKEN } from '../helpers/traefik-stack.ts';
+import { startStackManager, PROVIDER_TOKEN, type StackManager } from '../helpers/traefik-stack.ts';
 import {
   startBackend,
   startFakePangolin,
@@ -59,6 +59,15 @@ const REFUSED = /cannot (decode|unmarshal)|field not found|error while building 
 /** Dropped keys in a stable order. */
 const byPath = (keys: Array<{ path: string; key: string }>) =>
   [...keys].sort((a, b) => `${a.path} ${a.key}`.localeCompare(`${b.path} ${b.key}`));
+
+/** The ids of the diagnosis' keys_dropped findings (§4.19), sorted. */
+async function droppedFindings(sm: StackManager): Promise<string[]> {
+  const reply = await sm.call('GET', '/api/proxy-config/diagnosis');
+  return reply.json.findings
+    .filter((f: { kind: string }) => f.kind === 'keys_dropped')
+    .map((f: { id: string }) => f.id)
+    .sort();
+}
 
 async function pangolinThroughTraefik(t: ExecutionContext, binary: string | null, version: string) {
   const backend = await startBackend(t, 'nextcloud');
@@ -105,6 +114,7 @@ async function pangolinThroughTraefik(t: ExecutionContext, binary: string | null
   const status = await sm.call('GET', '/api/proxy-config/status');
   t.is(status.json.traefik_version.version, null);
   t.deepEqual(byPath(status.json.dropped_keys), DROPPED_STICKY);
+  t.deepEqual(await droppedFindings(sm), ['keys_dropped:version-gate:sticky:none']);
   const tcp = await traefik.waitForReply(
     { entryPoint: 'tcp-2222', host: 'ssh.test', path: '/ssh' },
     (r) => r.status === 200,
@@ -208,6 +218,16 @@ async function pangolinThroughTraefik(t: ExecutionContext, binary: string | null
       ]),
     );
   }
+  t.deepEqual(
+    await droppedFindings(sm),
+    newer
+      ? ['keys_dropped:version-gate:sticky:none']
+      : [
+          'keys_dropped:version-gate:middlewares:3.7.0',
+          'keys_dropped:version-gate:sticky:none',
+          'keys_dropped:version-gate:timeout:3.7.0',
+        ],
+  );
   t.log(
     `Traefik ${version}: dropped ${JSON.stringify(byPath(after.json.dropped_keys).map((k) => `${k.path}/${k.key}`))}`,
   );
