@@ -25,7 +25,14 @@ import { fastProviderRoute } from './fast-route.ts';
 import { ProviderAnswerLog } from './answer-log.ts';
 import { loadSaved, SnapshotWriter, type SavedGeneration, type Servable } from './snapshot.ts';
 import type { PollCount } from './targets/pollers.ts';
-import { recordPoll, setupTargets, targetDangling, targetStatuses, type Targets } from './targets/setup.ts';
+import {
+  recordPoll,
+  recordUnavailablePoll,
+  setupTargets,
+  targetDangling,
+  targetStatuses,
+  type Targets,
+} from './targets/setup.ts';
 import { targetRoutes } from './targets/routes.ts';
 import { serveTarget } from './targets/serve.ts';
 import { TargetParams } from './targets/schemas.ts';
@@ -218,7 +225,10 @@ function registerRoutes(
       const { format, target } = request.query;
       if (target !== undefined) return serveTarget(targets, request, reply, target, format, isStale(app));
       const current = polled();
-      if (!current) throw proxyConfigErrors.neverProduced(app.upstream.lastError);
+      if (!current) {
+        recordUnavailablePoll(targets, 'default', request);
+        throw proxyConfigErrors.neverProduced(app.upstream.lastError);
+      }
       const { generation, stale } = current;
       const yaml = format ? format === 'yaml' : wantsYaml(request.headers.accept);
       const encoded = yaml ? generation.yaml : generation.json;

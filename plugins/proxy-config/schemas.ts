@@ -87,6 +87,13 @@ export const Status = Type.Object({
           token_name: Type.Optional(Type.String()),
           last_poll: Type.String(),
           current: Type.Boolean({ description: 'the last body it got is the current one' }),
+          polls: Type.Object(
+            { '200': Type.Integer(), '304': Type.Integer(), '502': Type.Integer() },
+            {
+              description:
+                'its polls by answer status since it was first seen in the window (502: no document yet); polls are not logged one by one',
+            },
+          ),
         }),
         { description: 'instances seen polling this document in the last 10 minutes, latest first' },
       ),

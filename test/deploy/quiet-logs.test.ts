@@ -80,7 +80,7 @@ async function servedApp(t: ExecutionContext, pangolinUrl: string) {
     }
     return answers;
   };
-  return { app, logs, poll };
+  return { app, logs, poll, base };
 }
 
 /** Lines written for single requests (Fastify's, and the error handler's warning of a 5xx). */
@@ -89,7 +89,7 @@ const perRequest = (lines: Record<string, unknown>[]) =>
 const stateLines = (lines: Record<string, unknown>[]) => lines.filter((l) => 'provider_state' in l);
 
 test('with Pangolin unreachable, 30 polls answered 502 write no line per request and one state line', async (t) => {
-  const { logs, poll } = await servedApp(t, 'http://127.0.0.1:9/api/v1');
+  const { logs, poll, base } = await servedApp(t, 'http://127.0.0.1:9/api/v1');
   const before = logs.lines().length;
   const answers = await poll(30);
   t.deepEqual(new Set(answers.map(([status]) => status)), new Set([502]));
@@ -100,6 +100,16 @@ test('with Pangolin unreachable, 30 polls answered 502 write no line per request
   t.like(changes[0], { level: 40, provider_state: 'unavailable', previous: 'ok', component: 'proxy-config' });
   t.regex(String(changes[0].upstream_error), /127\.0\.0\.1:9|ECONNREFUSED|fetch failed/i);
   t.log(`${written.length} lines in all for 30 polls: ${JSON.stringify(written.map((l) => l.msg))}`);
+  // the polls are counted per instance in the status instead (503: no config can be produced)
+  const status = await fetch(`${base}/api/proxy-config/status`);
+  t.is(status.status, 503);
+  const { targets } = (await status.json()) as {
+    targets: Array<{ id: string; instances: Array<{ user_agent: string; current: boolean; polls: unknown }> }>;
+  };
+  t.deepEqual(
+    targets.find((target) => target.id === 'default')?.instances.map((i) => [i.user_agent, i.current, i.polls]),
+    [['Go-http-client/1.1', false, { '200': 0, '304': 0, '502': 30 }]],
+  );
 });
 
 test('stale answers and the return to a current config are logged once each, polls never', async (t) => {

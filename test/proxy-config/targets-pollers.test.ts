@@ -126,6 +126,32 @@ test('the poller log keeps instances for 10 minutes, at most 1000 per document, 
   t.is(log.instances('edge', () => '"a"').length, 0);
 });
 
+test('each instance counts its polls by answer status: 200, 304 and 502 (no document yet), so polls need no log line (API.md §2.11)', (t) => {
+  const log = new PollerLog(() => 1_000_000);
+  for (let i = 0; i < 3; i++) log.unavailable('default', '10.0.0.1', 'Traefik a', null);
+  t.deepEqual(
+    log.instances('default', () => '"a"').map((i) => [i.current, i.polls]),
+    [[false, { '200': 0, '304': 0, '502': 3 }]],
+    'listed while answered 502, never current',
+  );
+  log.seen('default', '10.0.0.1', 'Traefik a', null, '"a"', false);
+  log.seen('default', '10.0.0.1', 'Traefik a', null, '"a"', false, true);
+  log.seen('default', '10.0.0.1', 'Traefik a', null, '"a"', false, true);
+  log.unavailable('default', '10.0.0.2', 'Traefik b', 'edge-token');
+  t.deepEqual(
+    log.instances('default', () => '"a"').map((i) => [i.user_agent, i.current, i.polls]),
+    [
+      ['Traefik a', true, { '200': 1, '304': 2, '502': 3 }],
+      ['Traefik b', false, { '200': 0, '304': 0, '502': 1 }],
+    ],
+  );
+  // GET /metrics keeps its 200/304 series only
+  t.deepEqual(log.counts(), [
+    { target: 'default', instance: '10.0.0.1', status: '200', count: 1 },
+    { target: 'default', instance: '10.0.0.1', status: '304', count: 2 },
+  ]);
+});
+
 test('an instance polling with an API token (provider.token set) is listed with the token name; one with provider.token without', async (t) => {
   const h = await targetHarness(t, { config: { provider: { token: 'provider-secret' } } });
   const created = await h.call('POST', '/api/auth/tokens', { name: 'traefik-lyon', role: 'viewer' });

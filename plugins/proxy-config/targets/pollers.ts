@@ -21,6 +21,8 @@ interface Entry {
   /** polls answered 200 / 304 since the entry was created (GET /metrics, API.md §4.22) */
   ok: number;
   notModified: number;
+  /** polls answered 502: no document yet (status only; polls are not logged one by one, §2.11) */
+  unavailable: number;
 }
 
 /** Polls of one document by one remote address with one answer status (GET /metrics). */
@@ -37,6 +39,8 @@ export interface InstanceView {
   token_name?: string;
   last_poll: string;
   current: boolean;
+  /** polls by answer status since the instance was first seen in the window (API.md §2.11) */
+  polls: { '200': number; '304': number; '502': number };
 }
 
 export class PollerLog {
@@ -86,6 +90,36 @@ export class PollerLog {
       yaml,
       ok: notModified ? 0 : 1,
       notModified: notModified ? 1 : 0,
+      unavailable: 0,
+    });
+  }
+
+  /**
+   * Records a poll of `document` answered 502 (no document yet): the instance is listed, not
+   * current, with the count. Off the fast path (the fast route leaves these polls to Fastify).
+   */
+  unavailable(document: string, remoteAddress: string, userAgent: string, tokenName: string | null): void {
+    let entries = this.documents.get(document);
+    if (!entries) this.documents.set(document, (entries = new Map()));
+    const key = this.keyOf(remoteAddress, userAgent, tokenName);
+    const entry = entries.get(key);
+    const now = this.now();
+    if (entry) {
+      entry.lastPoll = now;
+      entry.unavailable += 1;
+      return;
+    }
+    if (entries.size >= this.limit) entries.delete(oldestKey(entries));
+    entries.set(key, {
+      remoteAddress,
+      userAgent,
+      tokenName,
+      lastPoll: now,
+      etag: '',
+      yaml: false,
+      ok: 0,
+      notModified: 0,
+      unavailable: 1,
     });
   }
 
@@ -155,7 +189,8 @@ export class PollerLog {
         user_agent: entry.userAgent,
         ...(entry.tokenName ? { token_name: entry.tokenName } : {}),
         last_poll: new Date(entry.lastPoll).toISOString(),
-        current: currentEtag !== null && currentEtag(entry.yaml) === entry.etag,
+        current: currentEtag !== null && entry.etag !== '' && currentEtag(entry.yaml) === entry.etag,
+        polls: { '200': entry.ok, '304': entry.notModified, '502': entry.unavailable },
       });
     }
     return out.sort((a, b) => b.lastPoll - a.lastPoll).map(({ lastPoll: _sortKey, ...view }) => view);

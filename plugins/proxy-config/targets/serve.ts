@@ -7,7 +7,7 @@ import { providerHeaders } from '../headers.ts';
 import { acceptsGzip, matchesIfNoneMatch, wantsYaml } from '../negotiate.ts';
 import { proxyConfigErrors } from '../errors.ts';
 import { targetErrors } from './errors.ts';
-import { recordPoll, type Targets } from './setup.ts';
+import { recordPoll, recordUnavailablePoll, type Targets } from './setup.ts';
 
 export function serveTarget(
   targets: Targets,
@@ -21,6 +21,7 @@ export function serveTarget(
   if (!document) {
     if (!targets.service.has(id)) throw targetErrors.notFound(id);
     // a target document is derived from the default one: none before this run's first generation
+    recordUnavailablePoll(targets, id, request);
     throw proxyConfigErrors.neverProduced(`target ${id} has no document before the first generation of this run`);
   }
   const yaml = format ? format === 'yaml' : wantsYaml(request.headers.accept);

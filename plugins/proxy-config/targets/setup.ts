@@ -126,6 +126,16 @@ export function recordPoll(
   );
 }
 
+/** Records a poll of `document` answered 502 because it has no document yet (status counts, API.md §2.11). */
+export function recordUnavailablePoll(targets: Targets, document: string, request: FastifyRequest): void {
+  targets.pollers.unavailable(
+    document,
+    request.ip,
+    request.headers['user-agent'] ?? '',
+    request.principal?.name ?? null,
+  );
+}
+
 export interface TargetStatus {
   id: string;
   etag: string | null;
