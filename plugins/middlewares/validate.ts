@@ -6,6 +6,7 @@ import type { ErrorDetail } from '../../core/errors/app-error.ts';
 import type { DeclaredPlugins } from '../../model/static-config.ts';
 import type { TraefikSchema } from '../../model/traefik-schema.ts';
 import { checkGatedKeys, nodeAt } from '../../model/traefik-versions.ts';
+import { buildProblems } from './build-rules.ts';
 
 export const PLUGIN_KEY = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
 export const MAX_CHAIN_MEMBERS = 50;
@@ -54,7 +55,7 @@ export function checkMiddlewareConfig(
   // G14: keys of newer Traefik versions are known; keys no version has are refused
   const gated = checkGatedKeys(nodeAt(['http', 'middlewares', '*', type]), config, traefik.unknown);
   errors.push(...traefik.errors, ...gated.errors);
-  if (type !== 'plugin') errors.push(...emptyObjects(type, config));
+  if (type !== 'plugin') errors.push(...emptyObjects(type, config), ...buildProblems(type, config));
   if (!ctx.allowUnknown) errors.push(...gated.unknown);
   if (type === 'chain') errors.push(...checkChain(id, config, ctx));
   return { errors, tolerated: ctx.allowUnknown ? gated.unknown : [] };

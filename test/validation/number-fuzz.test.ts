@@ -245,7 +245,7 @@ test('middlewares and services: numbers inside Traefik objects fit Go types', as
     url: '/api/middlewares',
     body: '{"name":"rl","type":"rateLimit","config":{"average":1,"period":$}}',
     pointer: '/config/period',
-    accepts: negative,
+    // a negative period: Traefik 3.7.15 disables the middleware ("negative value not valid for period")
     undo: drop('rl'),
   });
   await fuzz(
@@ -264,7 +264,7 @@ test('middlewares and services: numbers inside Traefik objects fit Go types', as
     url: '/api/middlewares',
     body: '{"name":"b","type":"buffering","config":{"maxRequestBodyBytes":$}}',
     pointer: '/config/maxRequestBodyBytes',
-    accepts: ['-1'],
+    // -1: Traefik 3.7.15 disables the middleware ("max bytes should be >= 0 got -1")
     undo: drop('b'),
   });
   const over = await app.inject({
