@@ -308,9 +308,12 @@ function registerRoutes(
   );
 }
 
-/** Stale = the latest fetch of the active source failed (its last good answer is being used). */
+/**
+ * Stale = the latest fetch of the active source failed (its last good answer is being used). In mode
+ * `none` nothing is fetched: a failure of the source active before the switch no longer counts.
+ */
 function isStale(app: FastifyInstance): boolean {
-  return app.upstream.stale;
+  return app.upstream.stale && app.datasources.mode() !== 'none';
 }
 
 function statusOf(app: FastifyInstance, provider: ConfigProvider, served: Served, targets: Targets): StatusBody {
