@@ -21,6 +21,12 @@ const clusterModule = () => import('./cluster/index.ts');
 
 /** Grace period for in-flight requests at shutdown. */
 const SHUTDOWN_GRACE_MS = 10_000;
+/**
+ * A repeat of the stopping signal this soon after it is the same stop, not a request to force it:
+ * Ctrl-C on `npm start` reaches npm and the server (one process group) and npm forwards it, so the
+ * server gets SIGINT twice within milliseconds. A later repeat (or another signal) exits at once.
+ */
+const REPEAT_SIGNAL_WINDOW_MS = 1000;
 
 /** Setup problems end the process with their exit code and one line on stderr, never a stack trace. */
 function exitOnSetupError(err: unknown): never | void {
@@ -141,7 +147,10 @@ export async function runServer(groupsOrLoader: BuiltinGroup[] | (() => Promise<
   });
   // no delay of close-with-grace's own: its timer would also run while the build is awaited, and a
   // build slowed by a busy machine is not a hung shutdown. The grace period starts once it is built.
-  closeWithGrace({ delay: null }, async ({ signal, err }) => {
+  // SIGINT and SIGTERM are handled below (a repeated Ctrl-C); close-with-grace handles the rest
+  let stopping: { signal: NodeJS.Signals; at: number } | null = null;
+  const graceful = closeWithGrace({ delay: null, skip: ['SIGINT', 'SIGTERM'] }, async ({ err, ...out }) => {
+    const signal = out.signal ?? stopping?.signal;
     if (err) logger.error({ err }, 'shutting down after an error');
     else logger.info({ signal }, 'shutting down: finishing in-flight requests');
     await starting.catch(() => undefined);
@@ -158,6 +167,17 @@ export async function runServer(groupsOrLoader: BuiltinGroup[] | (() => Promise<
     // the last line: an orchestrator reading the log knows the stop was clean (exit code 0 follows)
     logger.info({ signal: signal ?? null }, 'Stack Manager stopped');
   });
+  const onStopSignal = (signal: NodeJS.Signals): void => {
+    if (stopping === null) {
+      stopping = { signal, at: Date.now() };
+      void graceful.close();
+    } else if (signal !== stopping.signal || Date.now() - stopping.at >= REPEAT_SIGNAL_WINDOW_MS) {
+      logger.error({ signal }, `second ${signal}, exiting`);
+      process.exit(1);
+    }
+  };
+  process.on('SIGINT', onStopSignal);
+  process.on('SIGTERM', onStopSignal);
   try {
     await starting;
   } catch (err) {
