@@ -5,6 +5,7 @@
 import type { ErrorDetail } from '../../core/errors/app-error.ts';
 import type { TraefikSchema } from '../../model/traefik-schema.ts';
 import { checkGatedKeys, nodeAt } from '../../model/traefik-versions.ts';
+import { goUrlError } from './go-url.ts';
 import type { ConfigOutcome } from '../middlewares/index.ts';
 
 /**
@@ -163,6 +164,7 @@ export function checkServiceConfig(
     ...gated.errors,
     ...emptyObjects(protocol, type, config).filter((e) => !unknown(e.path)),
     ...(ctx.allowUnknown ? [] : gated.unknown),
+    ...serverUrls(protocol, type, config),
   ];
   for (const ref of serviceReferences(type, config)) {
     if (ref.name.includes('@')) continue; // name@provider: another provider's object, not ours to check
@@ -177,6 +179,26 @@ export function checkServiceConfig(
     }
   }
   return { errors, tolerated: ctx.allowUnknown ? gated.unknown : [] };
+}
+
+/**
+ * Server URLs Go's url.Parse refuses: Traefik 3.7.15 then disables the service and its routers
+ * (`error parsing server URL http://127.0.0.1:abc: parse "…": invalid port ":abc" after host`).
+ */
+function serverUrls(protocol: string, type: string, config: Record<string, unknown>): ErrorDetail[] {
+  if (protocol !== 'http' || type !== 'loadBalancer' || !Array.isArray(config.servers)) return [];
+  return config.servers.flatMap((server: unknown, i) => {
+    const url = (server as Record<string, unknown> | null)?.url;
+    const error = typeof url === 'string' ? goUrlError(url) : null;
+    return error
+      ? [
+          {
+            path: `/config/servers/${i}/url`,
+            message: `is not a URL Traefik can parse (Traefik: "error parsing server URL: ${error}")`,
+          },
+        ]
+      : [];
+  });
 }
 
 function referenceProblem(id: string, protocol: string, name: string, ctx: ServiceContext): string | null {

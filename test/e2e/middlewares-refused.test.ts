@@ -282,3 +282,34 @@ e2e('values next to the refused ones that Traefik builds are accepted and load',
   );
   for (const each of loaded) assertEnabled(t, each);
 });
+
+e2e(
+  'a server URL Go cannot parse: before, Traefik disables the service and its router (404); after, 422',
+  async (t) => {
+    const resource = { id: 200, name: 'bad-url', host: 'bad-url.test' };
+    await addResources(stack, [resource]);
+    const service = `${resource.id}-${resource.name}-service`;
+    const document = stack.pangolin.document as any;
+    document.http.services[service].loadBalancer.servers = [{ url: '127.0.0.1:80' }];
+    const error = await waitFor(async () => {
+      const found = await stack.traefik.api(`/api/http/services/${service}@http`).catch(() => null);
+      return found?.error?.length > 0 ? found.error : null;
+    }, 5_000);
+    t.log(`Traefik: ${JSON.stringify(error)}`);
+    t.true(error.some((e: string) => e.includes('first path segment in URL cannot contain colon')));
+    const router = await stack.traefik.api(`/api/http/routers/${routerOf(resource)}@http`);
+    t.is(router.status, 'disabled');
+    t.is((await stack.traefik.request({ entryPoint: 'websecure', host: resource.host })).status, 404);
+
+    const reply = await stack.sm.call('POST', '/api/services', {
+      id: 'ours-bad-url',
+      name: 'ours-bad-url',
+      type: 'loadBalancer',
+      config: { servers: [{ url: '127.0.0.1:80' }] },
+    });
+    t.is(reply.status, 422, reply.text);
+    const detail = (reply.json as any).details[0];
+    t.log(`→ 422 ${detail.path} ${detail.message}`);
+    t.is(detail.path, '/config/servers/0/url');
+  },
+);
