@@ -48,7 +48,8 @@ uiTest(
 uiTest(
   'auth.mode all: the UI asks for a token before any screen',
   async (t, { server, page, problems }) => {
-    problems.allow.push((url, status) => url.endsWith('/api/datasource/active') && status === 401);
+    // the session probe (ui/src/lib/session.ts) without a token
+    problems.allow.push((url, status) => new URL(url).pathname === '/api/datasource' && status === 401);
     await page.goto(`${server.url}/resources`);
     await page.getByRole('heading', { name: 'Token needed' }).waitFor();
     t.is(await page.locator('table').count(), 0, 'nothing is shown before the token');
@@ -68,7 +69,8 @@ uiTest(
   'a viewer token gets read-only screens',
   async (t, { server, page, problems }) => {
     const viewer = await createToken(server, await adminToken(server), 'watcher', 'viewer');
-    problems.allow.push((url, status) => url.endsWith('/api/datasource/active') && status === 401);
+    // the session probe (ui/src/lib/session.ts) without a token
+    problems.allow.push((url, status) => new URL(url).pathname === '/api/datasource' && status === 401);
     await page.goto(`${server.url}/middlewares`);
     await page.getByLabel('API token').fill(viewer);
     await page.getByRole('button', { name: 'Use token' }).click();

@@ -30,15 +30,24 @@ export async function probeSession(): Promise<Session> {
     const result = await api.GET('/api/auth/whoami');
     if (result.response.ok && result.data) {
       const who = result.data;
-      return { mode: who.auth_mode, role: who.role, name: who.name, configOpen: true, opsOpen: true, tokenProblem: null };
+      return {
+        mode: who.auth_mode,
+        role: who.role,
+        name: who.name,
+        configOpen: true,
+        opsOpen: true,
+        tokenProblem: null,
+      };
     }
     setToken(null);
     const problem = result.error?.message ?? `HTTP ${result.response.status}`;
     const anonymous = await probeSession();
     return { ...anonymous, tokenProblem: problem };
   }
-  const probe = await api.GET('/api/datasource/active');
-  if (probe.response.status === 401) return { mode: 'all', role: null, name: null, configOpen: false, opsOpen: false, tokenProblem: null };
+  // a configuration read that answers 200 whatever the data sources (not /active: 404 in mode none)
+  const probe = await api.GET('/api/datasource', { params: { query: { page_size: 1 } } });
+  if (probe.response.status === 401)
+    return { mode: 'all', role: null, name: null, configOpen: false, opsOpen: false, tokenProblem: null };
   return { mode: 'unknown', role: null, name: null, configOpen: true, opsOpen: false, tokenProblem: null };
 }
 
@@ -48,7 +57,8 @@ export async function probeOperations(session: Session): Promise<Session> {
     const who = await unwrap(api.GET('/api/auth/whoami'));
     return { ...session, mode: who.auth_mode, role: who.role, opsOpen: true };
   } catch (err) {
-    if (err instanceof ApiError && err.status === 401) return { ...session, mode: session.mode === 'unknown' ? 'ops' : session.mode, opsOpen: false };
+    if (err instanceof ApiError && err.status === 401)
+      return { ...session, mode: session.mode === 'unknown' ? 'ops' : session.mode, opsOpen: false };
     throw err;
   }
 }
