@@ -7,6 +7,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { Value } from '@sinclair/typebox/value';
 import '../../core/formats.ts'; // registers the go-duration format the schemas use
 import { CONFIG_SCHEMAS, HEADER_NAME, type ConfigKind } from '../../model/resource-config.ts';
+import { tcpRuleError } from '../../model/tcp-rule.ts';
 import { defaultResourceConfig } from '../../model/types.ts';
 import { splitKey } from '../../model/upstream-routers.ts';
 import type { MmAssignment, MmResource, MmServiceAssignment } from './mm-database.ts';
@@ -219,6 +220,10 @@ function configProblem(kind: ConfigKind, config: Record<string, unknown>): strin
     if (map && typeof map === 'object')
       for (const header of Object.keys(map))
         if (!HEADER_NAME.test(header)) return `header name "${header}" is not an RFC 9110 token`;
+  // a rule Traefik cannot build would disable the TCP router
+  const sni = (config as Record<string, unknown>).sni_rule;
+  const rule = kind === 'tcp' && typeof sni === 'string' ? tcpRuleError(sni) : null;
+  if (rule) return `tcp_sni_rule ${JSON.stringify(sni)} is not a TCP rule Traefik can build: ${rule}`;
   return null;
 }
 

@@ -4,29 +4,15 @@
  * using it (the resource answers 404), so they are refused with 422 at the field. Each rule was
  * measured against the binary; its error text is quoted. Values Traefik builds stay accepted.
  */
-import { isIP } from 'node:net';
 import type { ErrorDetail } from '../../core/errors/app-error.ts';
 import { goDurationNs } from '../../core/formats.ts';
-import { goRegexpError } from './go-regexp.ts';
+import { goIpOrCidr } from '../../model/go-ip.ts';
+import { goRegexpError } from '../../model/go-regexp.ts';
 
 type Node = Record<string, unknown>;
 const isObject = (v: unknown): v is Node => typeof v === 'object' && v !== null && !Array.isArray(v);
 const strings = (v: unknown): Array<[number, string]> =>
   Array.isArray(v) ? v.flatMap((s, i): Array<[number, string]> => (typeof s === 'string' ? [[i, s]] : [])) : [];
-
-/** Go's netip.ParseAddr without a zone (Traefik 3.7.15's net.ParseIP): no leading zeros, no `%eth0`. */
-const goAddr = (s: string): 0 | 4 | 6 => (s.includes('%') ? 0 : (isIP(s) as 0 | 4 | 6));
-
-/** An entry of Traefik's IP checker: an address (net.ParseIP) or a CIDR (net.ParseCIDR). */
-export function goIpOrCidr(entry: string): boolean {
-  const value = entry.trim(); // measured: Traefik 3.7.15 builds ' 10.0.0.1'
-  if (goAddr(value)) return true;
-  const slash = value.indexOf('/');
-  if (slash < 0) return false;
-  const family = goAddr(value.slice(0, slash));
-  const bits = value.slice(slash + 1);
-  return family !== 0 && /^[0-9]{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
-}
 
 /** Codes Go's http.StatusText names (ipAllowList rejectStatusCode; Node's list also has 509). */
 const GO_STATUS = new Set([

@@ -7,6 +7,7 @@ import { validationError } from '../../core/errors/app-error.ts';
 import type { ResourceRecord } from '../../model/upstream-routers.ts';
 import type { ResourceConfig } from '../../model/types.ts';
 import { HEADER_NAME, type ConfigBody, type ConfigFileData, type ConfigKind } from '../../model/resource-config.ts';
+import { tcpRuleError } from '../../model/tcp-rule.ts';
 import { resourceErrors } from './errors.ts';
 import { fullConfig } from './record.ts';
 
@@ -28,12 +29,22 @@ function headerNameProblems(map: Record<string, string> | null | undefined, pref
     }));
 }
 
+/**
+ * A TCP rule Traefik 3.7.15 cannot parse or build disables the TCP router (model/tcp-rule.ts), as a
+ * detail at `path`.
+ */
+function sniRuleProblems(rule: string | null | undefined, path: string): ErrorDetail[] {
+  const error = typeof rule === 'string' ? tcpRuleError(rule) : null;
+  return error ? [{ path, message: `is not a TCP rule Traefik can build: ${error}` }] : [];
+}
+
 /** Hand-edit check of a file's `config` (the schema covers the rest). */
 export function fileConfigProblems(config: ConfigFileData | undefined): ErrorDetail[] {
   return [
     ...headerNameProblems(config?.headers?.request, '/config/headers/request'),
     ...headerNameProblems(config?.headers?.response, '/config/headers/response'),
     ...headerNameProblems(config?.mtlswhitelist?.request_headers, '/config/mtlswhitelist/request_headers'),
+    ...sniRuleProblems(config?.tcp?.sni_rule, '/config/tcp/sni_rule'),
   ];
 }
 
@@ -66,6 +77,8 @@ export function checkConfig<K extends ConfigKind>(
   }
   if (kind === 'tcp') {
     const tcp = value as ResourceConfig['tcp'];
+    const rule = sniRuleProblems(tcp.sni_rule, '/sni_rule');
+    if (rule.length > 0) throw validationError(rule);
     if (tcp.service_id !== null) {
       const protocol = ctx.serviceProtocol(tcp.service_id);
       if (protocol === undefined) throw resourceErrors.serviceUnknown(tcp.service_id);

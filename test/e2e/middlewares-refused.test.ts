@@ -313,3 +313,40 @@ e2e(
     t.is(detail.path, '/config/servers/0/url');
   },
 );
+
+e2e(
+  'a TCP rule Traefik cannot build: before, Traefik disables the TCP router; after, PUT config/tcp answers 422',
+  async (t) => {
+    const rules = ['HostSNI(`a b.test`)', 'Host(`app.test`)', 'HostSNI(`app.test`) && ClientIP(`10.0.0.0/33`)'];
+    const document = stack.pangolin.document as any;
+    document.tcp = {
+      routers: Object.fromEntries(
+        rules.map((rule, i) => [
+          `bad-rule-${i}`,
+          { entryPoints: ['websecure'], rule, service: `bad-rule-service`, tls: { passthrough: true } },
+        ]),
+      ),
+      services: { 'bad-rule-service': { loadBalancer: { servers: [{ address: '127.0.0.1:9' }] } } },
+    };
+    const routers = await stack.traefik.waitForRouters(
+      rules.map((_, i) => `bad-rule-${i}@http`),
+      'tcp',
+    );
+    for (const [i, router] of routers.entries()) {
+      t.log(`${rules[i]} → Traefik: ${JSON.stringify(router.error)}`);
+      t.is(router.status, 'disabled');
+      t.true((router.error ?? []).length > 0);
+    }
+    for (const rule of rules) {
+      const reply = await stack.sm.call('PUT', `/api/resources/${routerOf({ id: 1, name: 'app' })}/config/tcp`, {
+        enabled: true,
+        sni_rule: rule,
+      });
+      t.is(reply.status, 422, reply.text);
+      const detail = (reply.json as any).details[0];
+      t.is(detail.path, '/sni_rule');
+      t.log(`${rule} → 422 ${detail.path} ${detail.message}`);
+    }
+    delete document.tcp;
+  },
+);

@@ -6,8 +6,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'ava';
-import { goIpOrCidr } from '../../plugins/middlewares/build-rules.ts';
-import { goRegexpError } from '../../plugins/middlewares/go-regexp.ts';
+import { goIpOrCidr } from '../../model/go-ip.ts';
+import { goRegexpError } from '../../model/go-regexp.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { assertClientError, buildApp, call } from './support.ts';
 

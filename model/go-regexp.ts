@@ -1,9 +1,9 @@
 /**
  * The syntax errors of Go's regexp.Compile (RE2, Perl flags), which Traefik uses for every regex of
- * a middleware. A pattern Go cannot parse makes Traefik disable the middleware and every router
- * using it (Traefik 3.7.15: `error parsing regexp: invalid or unsupported Perl syntax: \`(?=\``).
- * This follows regexp/syntax's parser for the errors it reports; where it is unsure it accepts:
- * a false refusal would block a value Traefik takes.
+ * a middleware and for the TCP HostSNIRegexp matcher. A pattern Go cannot parse makes Traefik
+ * disable the middleware or router, and every router using it (Traefik 3.7.15: `error parsing
+ * regexp: invalid or unsupported Perl syntax: \`(?=\``). This follows regexp/syntax's parser for the
+ * errors it reports; where it is unsure it accepts: a false refusal would block a value Traefik takes.
  */
 
 const POSIX = new Set([
