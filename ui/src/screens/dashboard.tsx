@@ -115,7 +115,7 @@ export default function Dashboard() {
       <PageHeader title="Dashboard">
         {canWrite(session) && (
           <button type="button" onClick={invalidate} disabled={regenerating}>
-            {regenerating ? 'Fetching…' : 'Fetch upstream & regenerate'}
+            {regenerating ? 'Fetching…' : s?.mode === 'none' ? 'Regenerate' : 'Fetch upstream & regenerate'}
           </button>
         )}
       </PageHeader>
@@ -148,10 +148,15 @@ export default function Dashboard() {
             <dt>Last generation</dt>
             <dd>{when(s.generated_at)}</dd>
             <dt>Upstream</dt>
-            <dd>
-              {s.upstream.source ?? '–'} ({s.upstream.type ?? '–'}) last ok {when(s.upstream.last_ok_at)}
-              <UpstreamError upstream={s.upstream} stale={s.stale} />
-            </dd>
+            {s.mode === 'none' ? (
+              // an error of the source active before the switch is not this mode's (docs/API.md §4.24)
+              <dd data-upstream="none">none: nothing is polled (data source mode none)</dd>
+            ) : (
+              <dd>
+                {s.upstream.source ?? '–'} ({s.upstream.type ?? '–'}) last ok {when(s.upstream.last_ok_at)}
+                <UpstreamError upstream={s.upstream} stale={s.stale} />
+              </dd>
+            )}
             <dt>Generated</dt>
             <dd>
               {s.counts.routers} routers, {s.counts.services} services, {s.counts.middlewares} middlewares, {s.counts.patched_routers} patched routers
