@@ -8,6 +8,7 @@ import type { ErrorDetail } from '../../core/errors/app-error.ts';
 import { goDurationNs } from '../../core/formats.ts';
 import { goIpOrCidr } from '../../model/go-ip.ts';
 import { goRegexpError } from '../../model/go-regexp.ts';
+import { circuitBreakerError } from './circuit-breaker.ts';
 
 type Node = Record<string, unknown>;
 const isObject = (v: unknown): v is Node => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -168,6 +169,11 @@ export function buildProblems(type: string, config: Node): ErrorDetail[] {
       notNegative('maxResponseBodyBytes', 'max bytes');
       notNegative('memResponseBodyBytes', 'mem bytes');
       break;
+    case 'circuitBreaker': {
+      const error = typeof config.expression === 'string' ? circuitBreakerError(config.expression) : null;
+      if (error) add('/expression', `is not an expression Traefik can build: ${error}`);
+      break;
+    }
     case 'retry':
       if (typeof config.attempts === 'number' && config.attempts <= 0)
         add('/attempts', `must be at least 1 (Traefik: "incorrect (or empty) value for attempt (${config.attempts})")`);

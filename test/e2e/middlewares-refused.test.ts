@@ -158,6 +158,13 @@ const CASES: Case[] = [
     traefik: 'incorrect (or empty) value for attempt (0)',
   },
   {
+    name: 'breaker',
+    type: 'circuitBreaker',
+    config: { expression: 'LatencyAtQuantileMS(50) > 100' },
+    pointer: '/config/expression',
+    traefik: 'reflect: Call using int as type float64',
+  },
+  {
     name: 'prefix',
     type: 'addPrefix',
     config: { prefix: '' },
@@ -271,6 +278,7 @@ e2e('values next to the refused ones that Traefik builds are accepted and load',
     ['redirectRegex', { regex: '^https://(?P<host>nowhere)\\.(?i:TEST)/(.*)', replacement: 'https://${host}/$2' }],
     ['compress', { encodings: ['zstd', 'gzip'], defaultEncoding: 'zstd', minResponseBodyBytes: -1 }],
     ['basicAuth', { users: ['alice:'] }],
+    ['circuitBreaker', { expression: 'NetworkErrorRatio() > .5 || LatencyAtQuantileMS(50.0) > 100' }],
   ];
   const ids = accepted.map(([type], i) => `edge-${i}-${type.toLowerCase()}`);
   for (const [i, [type, config]] of accepted.entries()) await createMiddleware(stack, { id: ids[i], type, config });

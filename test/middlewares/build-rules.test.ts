@@ -8,6 +8,7 @@ import path from 'node:path';
 import test from 'ava';
 import { goIpOrCidr } from '../../model/go-ip.ts';
 import { goRegexpError } from '../../model/go-regexp.ts';
+import { circuitBreakerError } from '../../plugins/middlewares/circuit-breaker.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { assertClientError, buildApp, call } from './support.ts';
 
@@ -65,6 +66,29 @@ test('regular expressions: Go RE2 errors, Go-only syntax accepted', (t) => {
     t.is(goRegexpError(pattern), null, pattern);
 });
 
+test('circuitBreaker expressions: the function, argument and comparison types Traefik 3.7.15 builds', (t) => {
+  for (const expression of [
+    'NetworkErrorRatio() > 0.5',
+    'NetworkErrorRatio ( ) > .5 || ResponseCodeRatio(500, 600, 0, 600) > 1e-1',
+    'NetworkErrorRatio() > 0.5 || NetworkErrorRatio() > 0.1 && (LatencyAtQuantileMS(50.) > 100)',
+    'LatencyAtQuantileMS(5e1) != 100\n',
+  ])
+    t.is(circuitBreakerError(expression), null, expression);
+  for (const expression of [
+    'LatencyAtQuantileMS(50) > 100', // reflect: Call using int as type float64
+    'LatencyAtQuantileMS(50.0) > 1.5', // expected int, got float64
+    'NetworkErrorRatio() > 1', // expected int, got int
+    'networkerrorratio() > 0.5', // unsupported function: networkerrorratio
+    'ResponseCodeRatio(500, 600) > 0.5', // reflect: Call with too few input arguments
+    'NetworkErrorRatio()', // expected predicate, got cbreaker.toFloat64
+    '0.5 < NetworkErrorRatio()', // lt: unsupported argument: float64
+    '!(NetworkErrorRatio() > 0.5)', // ! is not supported
+    'NetworkErrorRatio() > 0.5 and LatencyAtQuantileMS(50.0) > 100', // expected 'EOF', found and
+    'NetworkErrorRatio() > 0x1', // strconv.Atoi: parsing "0x1"
+  ])
+    t.truthy(circuitBreakerError(expression), expression);
+});
+
 const REFUSED: Array<[string, Record<string, unknown>, string]> = [
   ['ipAllowList', { sourceRange: ['10.0.0.0/33'] }, '/config/sourceRange/0'],
   ['ipAllowList', { sourceRange: ['10.0.0.1', 'fe80::1%eth0'] }, '/config/sourceRange/1'],
@@ -104,6 +128,7 @@ const REFUSED: Array<[string, Record<string, unknown>, string]> = [
   ['compress', { encodings: ['gzip'], defaultEncoding: 'br' }, '/config/defaultEncoding'],
   ['buffering', { maxRequestBodyBytes: -1 }, '/config/maxRequestBodyBytes'],
   ['retry', { attempts: 0 }, '/config/attempts'],
+  ['circuitBreaker', { expression: 'LatencyAtQuantileMS(50) > 100' }, '/config/expression'],
   ['addPrefix', { prefix: '' }, '/config/prefix'],
   ['redirectScheme', { permanent: true }, '/config/scheme'],
   ['basicAuth', { users: ['nocolon'] }, '/config/users/0'],
@@ -132,6 +157,7 @@ const ACCEPTED: Array<[string, Record<string, unknown>]> = [
   ['basicAuth', { users: ['a:'] }],
   ['digestAuth', { users: ['a:realm:0123'] }],
   ['redirectScheme', { scheme: 'https', port: 'abc' }],
+  ['circuitBreaker', { expression: 'NetworkErrorRatio() > 0.5 || LatencyAtQuantileMS(50.0) > 100' }],
 ];
 
 test('the API refuses each value Traefik cannot build, naming the field, and keeps what Traefik builds', async (t) => {
