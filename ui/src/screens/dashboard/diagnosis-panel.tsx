@@ -101,7 +101,12 @@ export function DiagnosisPanel() {
           rowProps={(instance) => ({ 'data-instance': instance.source, 'data-document': instance.document })}
           columns={[
             { title: 'Instance', cell: (instance) => instance.source },
-            { title: 'Reachable', cell: (instance) => <Badge tone={instance.reachable ? 'ok' : 'bad'}>{instance.reachable ? 'yes' : 'no'}</Badge> },
+            {
+              title: 'Reachable',
+              // before the first check (a few seconds after start) the API says reachable: false: nothing was read yet
+              cell: (instance) =>
+                d.checked_at === null ? <Badge tone="neutral">not checked yet</Badge> : <Badge tone={instance.reachable ? 'ok' : 'bad'}>{instance.reachable ? 'yes' : 'no'}</Badge>,
+            },
             { title: 'Version', cell: (instance) => instance.version ?? <span class="muted">unknown</span> },
             {
               title: 'Document',
@@ -114,7 +119,12 @@ export function DiagnosisPanel() {
           ]}
         />
       )}
-      {d && d.instances.length > 0 && d.findings.length === 0 && (
+      {d && d.instances.length > 0 && d.checked_at === null && (
+        <p class="muted" data-diagnosis-empty="not-checked">
+          Not checked yet: the first check runs shortly after start and after each new document.
+        </p>
+      )}
+      {d && d.instances.length > 0 && d.checked_at !== null && d.findings.length === 0 && (
         <p class="success" data-diagnosis-empty="no-findings">
           Traefik runs what we serve: no findings.
         </p>
