@@ -46,7 +46,8 @@ function exitOnSetupError(err: unknown): never | void {
 /** Checks the data and backup dirs and takes the data dir's lock. */
 async function prepareDirs(config: AppConfig, logger: Logger, signal: DataDirLockSignal): Promise<DataDirLock> {
   ensureWritableDir({ key: 'storage.data_dir', env: 'DATA_DIR', dir: config.storage.data_dir });
-  ensureWritableDir({ key: 'backup.dir', env: 'BACKUP_DIR', dir: config.backup.dir });
+  // archives hold the data dir's secrets: the dir is private, as the backup group creates it (API.md §4.10)
+  ensureWritableDir({ key: 'backup.dir', env: 'BACKUP_DIR', dir: config.backup.dir, mode: 0o700 });
   return lockDataDir(config.storage.data_dir, {
     onLost: (err) => {
       logger.error(

@@ -16,6 +16,8 @@ export interface DirSetting {
   key: string;
   env: string;
   dir: string;
+  /** Mode of a directory this check creates (an existing one is left as it is); default 0777 & ~umask. */
+  mode?: number;
 }
 
 /** "uid 3456 (gid 3456)", or "this user" where the platform has no uids. */
@@ -47,7 +49,7 @@ function notWritable(setting: DirSetting, err: NodeJS.ErrnoException, what: stri
 export function ensureWritableDir(setting: DirSetting): void {
   const dir = path.resolve(setting.dir);
   try {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, ...(setting.mode === undefined ? {} : { mode: setting.mode }) });
   } catch (err) {
     if (isPermissionError(err)) throw notWritable(setting, err, 'cannot be created');
     if ((err as NodeJS.ErrnoException).code === 'EEXIST' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') {
