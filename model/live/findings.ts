@@ -227,7 +227,10 @@ function documentBehindFix(input: FindingInput): string {
   const setting = input.versionSetting || null;
   const running = input.reading.version;
   const log = "Traefik's log for the HTTP provider's error";
-  const poll = "that Traefik polls this server's provider endpoint";
+  // a wrong or missing provider token is the usual first-setup cause; Traefik 3.7.15 logs it as
+  // "cannot fetch configuration data: received non-ok response code: 401"
+  const poll =
+    "that Traefik polls this server's provider endpoint with the provider token (its log says `received non-ok response code: 401` when providers.http.headers lacks `Authorization: Bearer <PROVIDER_TOKEN>`)";
   if (setting === null) {
     return `Check ${log} (a key its version cannot decode: set proxy.traefik_version so the version gate drops it), and ${poll}.`;
   }
