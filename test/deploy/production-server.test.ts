@@ -65,6 +65,9 @@ test.serial('the compiled server serves, and SIGTERM ends it with exit 0 after a
   // a client connected without sending anything (a browser's preconnect) does not hold up the stop
   const silent = connect(port as number, '127.0.0.1');
   t.teardown(() => silent.destroy());
+  // the stop may end it with a reset rather than a FIN (CI saw 'read ECONNRESET' crash the file once,
+  // from this socket having no error listener): either way it must close, which is what is asserted
+  silent.on('error', () => {});
   await new Promise((resolve) => silent.once('connect', resolve));
   const silentClosed = new Promise((resolve) => silent.once('close', resolve));
   server.child.kill('SIGTERM');
