@@ -67,31 +67,11 @@ export class PollerLog {
     yaml: boolean,
     notModified = false,
   ): void {
-    let entries = this.documents.get(document);
-    if (!entries) this.documents.set(document, (entries = new Map()));
-    const key = this.keyOf(remoteAddress, userAgent, tokenName);
-    const entry = entries.get(key);
-    const now = this.now();
-    if (entry) {
-      entry.lastPoll = now;
-      entry.etag = etag;
-      entry.yaml = yaml;
-      if (notModified) entry.notModified += 1;
-      else entry.ok += 1;
-      return;
-    }
-    if (entries.size >= this.limit) entries.delete(oldestKey(entries));
-    entries.set(key, {
-      remoteAddress,
-      userAgent,
-      tokenName,
-      lastPoll: now,
-      etag,
-      yaml,
-      ok: notModified ? 0 : 1,
-      notModified: notModified ? 1 : 0,
-      unavailable: 0,
-    });
+    const entry = this.entryOf(document, remoteAddress, userAgent, tokenName);
+    entry.etag = etag;
+    entry.yaml = yaml;
+    if (notModified) entry.notModified += 1;
+    else entry.ok += 1;
   }
 
   /**
@@ -99,18 +79,22 @@ export class PollerLog {
    * current, with the count. Off the fast path (the fast route leaves these polls to Fastify).
    */
   unavailable(document: string, remoteAddress: string, userAgent: string, tokenName: string | null): void {
+    this.entryOf(document, remoteAddress, userAgent, tokenName).unavailable += 1;
+  }
+
+  /** The instance's entry with lastPoll set to now: found, or added with zero counts (the oldest goes when full). */
+  private entryOf(document: string, remoteAddress: string, userAgent: string, tokenName: string | null) {
     let entries = this.documents.get(document);
     if (!entries) this.documents.set(document, (entries = new Map()));
     const key = this.keyOf(remoteAddress, userAgent, tokenName);
-    const entry = entries.get(key);
     const now = this.now();
+    let entry = entries.get(key);
     if (entry) {
       entry.lastPoll = now;
-      entry.unavailable += 1;
-      return;
+      return entry;
     }
     if (entries.size >= this.limit) entries.delete(oldestKey(entries));
-    entries.set(key, {
+    entry = {
       remoteAddress,
       userAgent,
       tokenName,
@@ -119,8 +103,10 @@ export class PollerLog {
       yaml: false,
       ok: 0,
       notModified: 0,
-      unavailable: 1,
-    });
+      unavailable: 0,
+    };
+    entries.set(key, entry);
+    return entry;
   }
 
   /**
