@@ -9,18 +9,11 @@ import anyTest, { type TestFn } from 'ava';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { buildProductionApp, serverEnv, startServer, type ServerProcess } from '../helpers/production-app.ts';
+import { useProductionApp, serverEnv, startServer, type ServerProcess } from '../helpers/production-app.ts';
 
 const test = anyTest as TestFn<{ app: string; remove: () => Promise<void> }>;
 
-test.before(async (t) => {
-  const built = await buildProductionApp();
-  t.context.app = built.dir;
-  t.context.remove = built.remove;
-});
-test.after.always(async (t) => {
-  await t.context.remove?.();
-});
+useProductionApp(test);
 
 async function ready(t: { teardown: (fn: () => Promise<void>) => void }, app: string, npm: boolean) {
   const work = await mkdtemp(path.join(tmpdir(), 'sm-ctrlc-'));

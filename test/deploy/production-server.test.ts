@@ -10,7 +10,7 @@ import path from 'node:path';
 import { connect } from 'node:net';
 import { LOCK_NAME, procStat } from '../../core/data-dir-lock.ts';
 import {
-  buildProductionApp,
+  useProductionApp,
   holdPlugin,
   imageHealthcheck as healthcheck,
   serverEnv,
@@ -23,14 +23,7 @@ const test = anyTest as TestFn<{ app: string; remove: () => Promise<void> }>;
 const isRoot = process.getuid?.() === 0;
 const NOBODY = 65534;
 
-test.before(async (t) => {
-  const built = await buildProductionApp();
-  t.context.app = built.dir;
-  t.context.remove = built.remove;
-});
-test.after.always(async (t) => {
-  await t.context.remove?.();
-});
+useProductionApp(test);
 
 async function workDir(t: { teardown: (fn: () => Promise<void>) => void }): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'sm-run-'));

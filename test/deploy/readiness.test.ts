@@ -11,7 +11,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
-  buildProductionApp,
+  useProductionApp,
   holdPlugin,
   imageHealthcheck,
   serverEnv,
@@ -23,15 +23,12 @@ import { waitFor } from '../helpers/wait.ts';
 
 const test = anyTest as TestFn<{ app: string; remove: () => Promise<void>; fake: FakeUpstream }>;
 
+useProductionApp(test);
 test.before(async (t) => {
-  const built = await buildProductionApp();
-  t.context.app = built.dir;
-  t.context.remove = built.remove;
   t.context.fake = await startFakeUpstream();
 });
 test.after.always(async (t) => {
   await t.context.fake?.close();
-  await t.context.remove?.();
 });
 
 /** A port free right now: the server gets it as PORT, so it can be polled before it says where it listens. */

@@ -17,7 +17,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import anyTest, { type TestFn } from 'ava';
-import { buildProductionApp, serverEnv, startServer, type ServerProcess } from '../helpers/production-app.ts';
+import { useProductionApp, serverEnv, startServer, type ServerProcess } from '../helpers/production-app.ts';
 import { writeSources } from '../resources/support.ts';
 import { holdPlugin } from '../helpers/production-app.ts';
 import { clientLoop } from '../helpers/traefik-loop.ts';
@@ -38,15 +38,7 @@ import { waitFor } from '../helpers/wait.ts';
 const test = anyTest as TestFn<{ app: string; remove: () => Promise<void> }>;
 const e2e = traefikTest(test);
 
-test.before(async (t) => {
-  if (!TRAEFIK_BIN) return;
-  const built = await buildProductionApp();
-  t.context.app = built.dir;
-  t.context.remove = built.remove;
-});
-test.after.always(async (t) => {
-  await t.context.remove?.();
-});
+useProductionApp(test, Boolean(TRAEFIK_BIN));
 
 interface Poll {
   at: number;

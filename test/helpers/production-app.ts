@@ -9,6 +9,7 @@ import { chmod, cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import type { TestFn } from 'ava';
 import { execForm, parseDockerfile } from './dockerfile.ts';
 import { waitFor } from './wait.ts';
 
@@ -18,6 +19,28 @@ const run = promisify(execFile);
 export const REPO = path.resolve(import.meta.dirname, '..', '..');
 /** Building and installing on a busy 2-core machine: minutes, not seconds. */
 export const BUILD_TIMEOUT_MS = 600_000;
+
+/** What useProductionApp puts in a test file's context. */
+export interface ProductionAppContext {
+  app: string;
+  remove: () => Promise<void>;
+}
+
+/**
+ * Builds the runtime layout once before a file's tests (t.context.app) and removes it after them;
+ * `enabled` false (e.g. no Traefik binary for a file that skips) builds nothing.
+ */
+export function useProductionApp<C extends ProductionAppContext>(test: TestFn<C>, enabled = true): void {
+  test.before(async (t) => {
+    if (!enabled) return;
+    const built = await buildProductionApp();
+    t.context.app = built.dir;
+    t.context.remove = built.remove;
+  });
+  test.after.always(async (t) => {
+    await t.context.remove?.();
+  });
+}
 
 /** Builds the runtime layout in a fresh temp dir (world-readable, so tests can run it as nobody). */
 export async function buildProductionApp(): Promise<{ dir: string; remove: () => Promise<void> }> {
