@@ -8,7 +8,7 @@ import fp from 'fastify-plugin';
 import { Type } from '@sinclair/typebox';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import type { GroupOptions } from '../../core/types.ts';
 import { errors } from '../../core/errors/app-error.ts';
 import { ErrorBody } from '../../model/schemas.ts';
@@ -27,6 +27,7 @@ import { loadSaved, SnapshotWriter, type SavedGeneration, type Servable } from '
 import type { PollCount } from './targets/pollers.ts';
 import {
   recordPoll,
+  recordRefusedPoll,
   recordUnavailablePoll,
   setupTargets,
   targetDangling,
@@ -206,11 +207,22 @@ function registerRoutes(
     tags: ['proxy-config'],
     response: { 304: Type.Unsafe<undefined>(Type.Null()), 404: ErrorBody, 502: ErrorBody },
   };
+  // A poll refused by the auth check (core/auth's onRequest hook: wrong or missing token) is counted
+  // for its document, so the status shows a Traefik that polls but is refused (polls["401"]). An
+  // onError hook runs on errors only: a served poll does no more work than before.
+  const countRefused = (error: FastifyError, target: unknown, request: FastifyRequest): void => {
+    if (error.statusCode === 401) recordRefusedPoll(targets, target, request);
+  };
   // the 200 answer is bytes prepared per generation, not a schema's shape: only the request is typed
   scope.withTypeProvider<TypeBoxRequestTypeProvider>().get(
     prefix,
     {
       config: { auth: 'provider' },
+      // the query is parsed, not validated yet, when onRequest refuses: recordRefusedPoll checks it
+      onError(request, _reply, error, done) {
+        countRefused(error, request.query.target, request);
+        done();
+      },
       // Traefik polls every few seconds: core/request-log.ts logs every poll at debug, whatever it is
       // answered, and ProviderAnswerLog (answer-log.ts) one line per change of answer
       schema: {
@@ -247,6 +259,10 @@ function registerRoutes(
     `${prefix}/:target`,
     {
       config: { auth: 'provider' },
+      onError(request, _reply, error, done) {
+        countRefused(error, request.params.target, request);
+        done();
+      },
       schema: {
         ...providerSchema,
         summary: 'Generated Traefik dynamic configuration of one provider target',

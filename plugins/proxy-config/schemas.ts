@@ -88,10 +88,10 @@ export const Status = Type.Object({
           last_poll: Type.String(),
           current: Type.Boolean({ description: 'the last body it got is the current one' }),
           polls: Type.Object(
-            { '200': Type.Integer(), '304': Type.Integer(), '502': Type.Integer() },
+            { '200': Type.Integer(), '304': Type.Integer(), '401': Type.Integer(), '502': Type.Integer() },
             {
               description:
-                'its polls by answer status since it was first seen in the window (502: no document yet); polls are not logged one by one',
+                'its polls by answer status since it was first seen in the window (401: refused, wrong or missing token; 502: no document yet); polls are not logged one by one',
             },
           ),
         }),

@@ -108,7 +108,7 @@ test('with Pangolin unreachable, 30 polls answered 502 write no line per request
   };
   t.deepEqual(
     targets.find((target) => target.id === 'default')?.instances.map((i) => [i.user_agent, i.current, i.polls]),
-    [['Go-http-client/1.1', false, { '200': 0, '304': 0, '502': 30 }]],
+    [['Go-http-client/1.1', false, { '200': 0, '304': 0, '401': 0, '502': 30 }]],
   );
 });
 

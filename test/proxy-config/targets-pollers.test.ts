@@ -131,7 +131,7 @@ test('each instance counts its polls by answer status: 200, 304 and 502 (no docu
   for (let i = 0; i < 3; i++) log.unavailable('default', '10.0.0.1', 'Traefik a', null);
   t.deepEqual(
     log.instances('default', () => '"a"').map((i) => [i.current, i.polls]),
-    [[false, { '200': 0, '304': 0, '502': 3 }]],
+    [[false, { '200': 0, '304': 0, '401': 0, '502': 3 }]],
     'listed while answered 502, never current',
   );
   log.seen('default', '10.0.0.1', 'Traefik a', null, '"a"', false);
@@ -141,8 +141,8 @@ test('each instance counts its polls by answer status: 200, 304 and 502 (no docu
   t.deepEqual(
     log.instances('default', () => '"a"').map((i) => [i.user_agent, i.current, i.polls]),
     [
-      ['Traefik a', true, { '200': 1, '304': 2, '502': 3 }],
-      ['Traefik b', false, { '200': 0, '304': 0, '502': 1 }],
+      ['Traefik a', true, { '200': 1, '304': 2, '401': 0, '502': 3 }],
+      ['Traefik b', false, { '200': 0, '304': 0, '401': 0, '502': 1 }],
     ],
   );
   // GET /metrics keeps its 200/304 series only
@@ -165,10 +165,62 @@ test('an instance polling with an API token (provider.token set) is listed with 
   const status = (await h.call('GET', '/api/proxy-config/status')).json;
   const instances = status.targets.find((x: { id: string }) => x.id === 'lyon').instances;
   t.deepEqual(
-    instances.map((i: { user_agent: string; token_name?: string }) => [i.user_agent, i.token_name]),
+    instances
+      .filter((i: { user_agent: string }) => i.user_agent !== '')
+      .map((i: { user_agent: string; token_name?: string }) => [i.user_agent, i.token_name]),
     [
       ['Traefik shared', undefined],
       ['Traefik lyon', 'traefik-lyon'],
     ],
   );
+  t.like(
+    instances.find((i: { user_agent: string }) => i.user_agent === ''),
+    { current: false, polls: { '200': 0, '401': 1 } },
+    'the request without a token (no User-Agent) is listed as refused',
+  );
+});
+
+test('a Traefik refused with 401 (wrong or missing token) is listed with polls["401"], not current; with the right token its 200s count on the same instance', async (t) => {
+  const h = await targetHarness(t, { config: { provider: { token: 'provider-secret' } } });
+  t.is((await h.call('POST', '/api/proxy-config/targets', { name: 'Nantes' })).status, 201);
+  const wrong = client(h.base, { 'user-agent': 'Traefik nantes', authorization: 'Bearer not-the-secret' });
+  const missing = client(h.base, { 'user-agent': 'Traefik anonymous' });
+  const right = client(h.base, { 'user-agent': 'Traefik nantes', authorization: 'Bearer provider-secret' });
+  const instancesOf = async (id: string) =>
+    (await h.call('GET', '/api/proxy-config/status')).json.targets.find((x: { id: string }) => x.id === id).instances;
+
+  for (let i = 0; i < 3; i++) t.is((await wrong.call('GET', '/api/v1/proxy-config/nantes')).status, 401);
+  t.is((await missing.call('GET', '/api/v1/proxy-config?target=nantes')).status, 401, 'target in the query');
+  t.is((await missing.call('GET', '/api/v1/proxy-config')).status, 401, 'the default document');
+  t.is((await wrong.call('GET', '/api/v1/proxy-config/no-such-target')).status, 401);
+  let nantes = await instancesOf('nantes');
+  t.deepEqual(
+    nantes
+      .map((i: any) => [i.remote_address, i.user_agent, i.token_name, i.current, i.polls])
+      .sort((a: string[], b: string[]) => a[1].localeCompare(b[1])),
+    [
+      ['127.0.0.1', 'Traefik anonymous', undefined, false, { '200': 0, '304': 0, '401': 1, '502': 0 }],
+      ['127.0.0.1', 'Traefik nantes', undefined, false, { '200': 0, '304': 0, '401': 3, '502': 0 }],
+    ],
+  );
+  t.like((await instancesOf('default'))[0], {
+    user_agent: 'Traefik anonymous',
+    current: false,
+    polls: { '200': 0, '304': 0, '401': 1, '502': 0 },
+  });
+  t.is((await h.call('GET', '/api/proxy-config/status')).json.targets.length, 2, 'an unknown target is not recorded');
+
+  // the right token: served (once the first document exists), counted on the same instance
+  await waitFor(async () => (await right.call('GET', '/api/v1/proxy-config/nantes')).status === 200, 200);
+  nantes = await instancesOf('nantes');
+  const same = nantes.find((i: { user_agent: string }) => i.user_agent === 'Traefik nantes');
+  t.is(nantes.length, 2);
+  t.is(same.current, true);
+  t.is(same.polls['401'], 3);
+  t.true(same.polls['200'] >= 1);
+  t.false('token_name' in same, 'provider.token has no name: the same entry as the refused polls');
+  const before = same.polls;
+  t.is((await right.call('GET', '/api/v1/proxy-config/nantes')).status, 200);
+  const after = (await instancesOf('nantes')).find((i: { user_agent: string }) => i.user_agent === 'Traefik nantes');
+  t.deepEqual(after.polls, { ...before, '200': before['200'] + 1 });
 });

@@ -23,6 +23,8 @@ interface Entry {
   notModified: number;
   /** polls answered 502: no document yet (status only; polls are not logged one by one, §2.11) */
   unavailable: number;
+  /** polls refused with 401: wrong or missing token (status only; the entry has no token name) */
+  refused: number;
 }
 
 /** Polls of one document by one remote address with one answer status (GET /metrics). */
@@ -40,7 +42,7 @@ export interface InstanceView {
   last_poll: string;
   current: boolean;
   /** polls by answer status since the instance was first seen in the window (API.md §2.11) */
-  polls: { '200': number; '304': number; '502': number };
+  polls: { '200': number; '304': number; '401': number; '502': number };
 }
 
 export class PollerLog {
@@ -82,6 +84,15 @@ export class PollerLog {
     this.entryOf(document, remoteAddress, userAgent, tokenName).unavailable += 1;
   }
 
+  /**
+   * Records a poll of `document` refused with 401 (wrong or missing token): the instance is listed
+   * under its address and User-Agent without a token name, not current. Off the fast path (the fast
+   * route serves only requests carrying provider.token and leaves the others to Fastify).
+   */
+  refused(document: string, remoteAddress: string, userAgent: string): void {
+    this.entryOf(document, remoteAddress, userAgent, null).refused += 1;
+  }
+
   /** The instance's entry with lastPoll set to now: found, or added with zero counts (the oldest goes when full). */
   private entryOf(document: string, remoteAddress: string, userAgent: string, tokenName: string | null) {
     let entries = this.documents.get(document);
@@ -104,6 +115,7 @@ export class PollerLog {
       ok: 0,
       notModified: 0,
       unavailable: 0,
+      refused: 0,
     };
     entries.set(key, entry);
     return entry;
@@ -176,7 +188,12 @@ export class PollerLog {
         ...(entry.tokenName ? { token_name: entry.tokenName } : {}),
         last_poll: new Date(entry.lastPoll).toISOString(),
         current: currentEtag !== null && entry.etag !== '' && currentEtag(entry.yaml) === entry.etag,
-        polls: { '200': entry.ok, '304': entry.notModified, '502': entry.unavailable },
+        polls: {
+          '200': entry.ok,
+          '304': entry.notModified,
+          '401': entry.refused,
+          '502': entry.unavailable,
+        },
       });
     }
     return out.sort((a, b) => b.lastPoll - a.lastPoll).map(({ lastPoll: _sortKey, ...view }) => view);

@@ -136,6 +136,16 @@ export function recordUnavailablePoll(targets: Targets, document: string, reques
   );
 }
 
+/**
+ * Records a provider request refused with 401 (wrong or missing token) for the document it asked
+ * for: `target` from the path or the `target` query, `default` without one; an unknown target is
+ * not recorded (the instance log holds known documents only).
+ */
+export function recordRefusedPoll(targets: Targets, target: unknown, request: FastifyRequest): void {
+  if (target !== undefined && (typeof target !== 'string' || !targets.service.has(target))) return;
+  targets.pollers.refused(target ?? 'default', request.ip, request.headers['user-agent'] ?? '');
+}
+
 export interface TargetStatus {
   id: string;
   etag: string | null;

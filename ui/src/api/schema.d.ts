@@ -13110,10 +13110,11 @@ export interface paths {
                                     /** @description the last body it got is the current one */
                                     current: boolean;
                                     last_poll: string;
-                                    /** @description its polls by answer status since it was first seen in the window (502: no document yet); polls are not logged one by one */
+                                    /** @description its polls by answer status since it was first seen in the window (401: refused, wrong or missing token; 502: no document yet); polls are not logged one by one */
                                     polls: {
                                         200: number;
                                         304: number;
+                                        401: number;
                                         502: number;
                                     };
                                     remote_address: string;
