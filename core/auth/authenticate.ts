@@ -98,7 +98,11 @@ export function authenticate(options: AuthCheckOptions): (request: FastifyReques
   const { mode, providerToken, limiter } = options;
   const fail = (request: FastifyRequest, reason: string): never => {
     limiter.fail(request.ip);
-    request.log.info({ ip: request.ip, reason }, 'authentication failed');
+    // a Traefik polling with a wrong token is refused every few seconds forever: provider polls are
+    // never logged one by one at info (API.md §2.11); the proxy-config group logs the first refusal
+    // of each instance and counts the rest (status polls["401"])
+    const level = accessClassOf(request) === 'provider' ? 'debug' : 'info';
+    request.log[level]({ ip: request.ip, reason }, 'authentication failed');
     throw errors.authFailed(reason);
   };
 

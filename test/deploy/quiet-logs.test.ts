@@ -11,7 +11,7 @@ import { buildApp } from '../../core/app.ts';
 import { logAccessSummary, isLoopback } from '../../core/startup-summary.ts';
 import { builtinGroups } from '../../plugins/index.ts';
 import { build, tempDir, testConfig } from '../helpers/build.ts';
-import { logCapture } from '../auth/support.ts';
+import { bearer, initialAdminToken, logCapture } from '../auth/support.ts';
 import { harness } from '../resources/support.ts';
 import { startFakeUpstream } from '../helpers/fake-upstream.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -47,6 +47,35 @@ test('at the default level info, a polling Traefik leaves no line per poll', asy
   await app.proxyConfig.regenerate();
   for (let i = 0; i < 5; i++) t.is((await app.inject({ url: '/api/v1/proxy-config' })).statusCode, 200);
   t.deepEqual(requestLines(logs.lines()), []);
+});
+
+test('a Traefik polling with a wrong provider token: one warning for the instance, no info line per refused poll', async (t) => {
+  const logs = logCapture();
+  const token = 'p'.repeat(32);
+  const { app } = await harness(t, {
+    logStream: logs.stream,
+    config: { log: { level: 'info' }, auth: { mode: 'all' }, provider: { token } },
+  });
+  await app.proxyConfig.regenerate();
+  // fewer than auth.max_failures (10), so every poll is answered 401 rather than 429
+  const headers = { authorization: `Bearer ${'w'.repeat(32)}`, 'user-agent': 'Go-http-client/1.1' };
+  for (let i = 0; i < 8; i++) t.is((await app.inject({ url: '/api/v1/proxy-config', headers })).statusCode, 401);
+  const lines = logs.lines();
+  t.deepEqual(requestLines(lines), [], 'no request line at info');
+  t.deepEqual(
+    lines.filter((l) => l.msg === 'authentication failed'),
+    [],
+    'no authentication line at info',
+  );
+  const refused = lines.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('a provider poll was refused'));
+  t.is(refused.length, 1, JSON.stringify(lines));
+  t.like(refused[0], { level: 40, document: 'default', user_agent: 'Go-http-client/1.1' });
+  const status = (
+    await app.inject({ url: '/api/proxy-config/status', headers: bearer(await initialAdminToken(app)) })
+  ).json() as { targets: Array<{ id: string; instances: Array<{ polls: Record<string, number> }> }> };
+  const target = status.targets.find((x) => x.id === 'default');
+  t.is(target?.instances.length, 1);
+  t.is(target?.instances[0].polls['401'], 8);
 });
 
 /** The app as `npm start` serves it (AppHost: fast routes, then Fastify) on a loopback port, logging at info. */

@@ -88,9 +88,12 @@ export class PollerLog {
    * Records a poll of `document` refused with 401 (wrong or missing token): the instance is listed
    * under its address and User-Agent without a token name, not current. Off the fast path (the fast
    * route serves only requests carrying provider.token and leaves the others to Fastify).
+   * True for the instance's first refusal in the window (the caller logs that one only).
    */
-  refused(document: string, remoteAddress: string, userAgent: string): void {
-    this.entryOf(document, remoteAddress, userAgent, null).refused += 1;
+  refused(document: string, remoteAddress: string, userAgent: string): boolean {
+    const entry = this.entryOf(document, remoteAddress, userAgent, null);
+    entry.refused += 1;
+    return entry.refused === 1;
   }
 
   /** The instance's entry with lastPoll set to now: found, or added with zero counts (the oldest goes when full). */

@@ -143,7 +143,15 @@ export function recordUnavailablePoll(targets: Targets, document: string, reques
  */
 export function recordRefusedPoll(targets: Targets, target: unknown, request: FastifyRequest): void {
   if (target !== undefined && (typeof target !== 'string' || !targets.service.has(target))) return;
-  targets.pollers.refused(target ?? 'default', request.ip, request.headers['user-agent'] ?? '');
+  const document = target ?? 'default';
+  const userAgent = request.headers['user-agent'] ?? '';
+  if (targets.pollers.refused(document, request.ip, userAgent))
+    // once per instance (address + User-Agent) while it stays in the poller window; the rest are
+    // counted in the status's polls["401"] and logged at debug (API.md §2.11)
+    request.log.warn(
+      { document, remote_address: request.ip, user_agent: userAgent },
+      'a provider poll was refused (wrong or missing provider token): check providers.http.headers of this Traefik',
+    );
 }
 
 export interface TargetStatus {
