@@ -96,13 +96,13 @@ function sameSecret(a: string, b: string): boolean {
  */
 export function authenticate(options: AuthCheckOptions): (request: FastifyRequest) => void {
   const { mode, providerToken, limiter } = options;
-  const fail = (request: FastifyRequest, reason: string): never => {
+  // A Traefik polling with a wrong or no token is refused every few seconds forever: provider polls
+  // are never logged one by one at info (API.md §2.11); the proxy-config group logs the first refusal
+  // of each instance and counts the rest (status polls["401"])
+  const levelOf = (access: AccessClass) => (access === 'provider' ? 'debug' : 'info');
+  const fail = (request: FastifyRequest, access: AccessClass, reason: string): never => {
     limiter.fail(request.ip);
-    // a Traefik polling with a wrong token is refused every few seconds forever: provider polls are
-    // never logged one by one at info (API.md §2.11); the proxy-config group logs the first refusal
-    // of each instance and counts the rest (status polls["401"])
-    const level = accessClassOf(request) === 'provider' ? 'debug' : 'info';
-    request.log[level]({ ip: request.ip, reason }, 'authentication failed');
+    request.log[levelOf(access)]({ ip: request.ip, reason }, 'authentication failed');
     throw errors.authFailed(reason);
   };
 
@@ -116,7 +116,7 @@ export function authenticate(options: AuthCheckOptions): (request: FastifyReques
     // No token at all is not a guess: 401 so the client learns it needs one, but it does not count
     // (behind a proxy every client shares one IP; anonymous probes must not lock operators out)
     if (presented.kind === 'none') {
-      request.log.info({ ip: request.ip }, 'authentication required');
+      request.log[levelOf(access)]({ ip: request.ip }, 'authentication required');
       throw errors.authFailed('authentication required: send Authorization: Bearer <token>');
     }
     if (presented.kind === 'token' && access === 'provider' && sameSecret(presented.value, providerToken)) {
@@ -130,6 +130,7 @@ export function authenticate(options: AuthCheckOptions): (request: FastifyReques
       if (retryAfter > 0) throw errors.rateLimited(retryAfter);
       return fail(
         request,
+        access,
         presented.kind === 'malformed'
           ? 'malformed credentials: expected Authorization: Bearer <token>'
           : 'invalid or expired token',

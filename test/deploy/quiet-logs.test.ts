@@ -49,7 +49,7 @@ test('at the default level info, a polling Traefik leaves no line per poll', asy
   t.deepEqual(requestLines(logs.lines()), []);
 });
 
-test('a Traefik polling with a wrong provider token: one warning for the instance, no info line per refused poll', async (t) => {
+test('a Traefik polling with a wrong or no provider token: one warning for the instance, no info line per refused poll', async (t) => {
   const logs = logCapture();
   const token = 'p'.repeat(32);
   const { app } = await harness(t, {
@@ -60,10 +60,13 @@ test('a Traefik polling with a wrong provider token: one warning for the instanc
   // fewer than auth.max_failures (10), so every poll is answered 401 rather than 429
   const headers = { authorization: `Bearer ${'w'.repeat(32)}`, 'user-agent': 'Go-http-client/1.1' };
   for (let i = 0; i < 8; i++) t.is((await app.inject({ url: '/api/v1/proxy-config', headers })).statusCode, 401);
+  // then with no token at all (the header left out): not counted as failures, refused all the same
+  const bare = { 'user-agent': 'Go-http-client/1.1' };
+  for (let i = 0; i < 4; i++) t.is((await app.inject({ url: '/api/v1/proxy-config', headers: bare })).statusCode, 401);
   const lines = logs.lines();
   t.deepEqual(requestLines(lines), [], 'no request line at info');
   t.deepEqual(
-    lines.filter((l) => l.msg === 'authentication failed'),
+    lines.filter((l) => l.msg === 'authentication failed' || l.msg === 'authentication required'),
     [],
     'no authentication line at info',
   );
@@ -75,7 +78,7 @@ test('a Traefik polling with a wrong provider token: one warning for the instanc
   ).json() as { targets: Array<{ id: string; instances: Array<{ polls: Record<string, number> }> }> };
   const target = status.targets.find((x) => x.id === 'default');
   t.is(target?.instances.length, 1);
-  t.is(target?.instances[0].polls['401'], 8);
+  t.is(target?.instances[0].polls['401'], 12);
 });
 
 /** The app as `npm start` serves it (AppHost: fast routes, then Fastify) on a loopback port, logging at info. */
