@@ -23,6 +23,9 @@ export interface ComposeVariables {
   unresolved: ReadonlyMap<string, string>;
 }
 
+/** No `.env` (no compose file, or one that cannot be used): no variable is set. */
+export const NO_VARIABLES: ComposeVariables = { file: DOT_ENV, values: new Map(), unresolved: new Map() };
+
 /** A value that cannot be interpolated (unset variable, `:?` message, bad syntax); the message says why. */
 export class InterpolationError extends Error {}
 

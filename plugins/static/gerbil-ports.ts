@@ -5,7 +5,7 @@
  * `ExposedPorts`, as `docker compose up` would create them.
  */
 import type Docker from 'dockerode';
-import { DOT_ENV, interpolateValue, type ComposeVariables } from './compose-env.ts';
+import { interpolateValue, NO_VARIABLES, type ComposeVariables } from './compose-env.ts';
 
 export type PortBindings = Record<string, Array<{ HostIp: string; HostPort: string }>>;
 
@@ -87,8 +87,6 @@ function longSyntax(out: PortBindings, item: Record<string, unknown>): void {
     published === undefined || published === null || published === '' ? null : range(String(published), 'published');
   bind(out, String(item.host_ip ?? ''), host, range(String(target), 'target'), protocol);
 }
-
-const NO_VARIABLES: ComposeVariables = { file: DOT_ENV, values: new Map(), unresolved: new Map() };
 
 /**
  * The PortBindings of Gerbil's `ports:` items (JS values), their `${VAR}`s taken from `variables`

@@ -4,7 +4,7 @@
  * (Traefik runs in Gerbil's network namespace, so a port Traefik listens on must be published there).
  */
 import { isMap, isScalar, isSeq, Scalar, YAMLMap, YAMLSeq } from 'yaml';
-import { interpolate, readComposeVariables, type ComposeVariables } from './compose-env.ts';
+import { interpolate, NO_VARIABLES, readComposeVariables, type ComposeVariables } from './compose-env.ts';
 import { staticErrors } from './errors.ts';
 import { ensureMap, lineOf, loadYamlFile, mapAt, rootOf, saveYamlFiles, type YamlFile } from './yaml-file.ts';
 
@@ -130,8 +130,7 @@ function containerPorts(
 
 /** The `.env` variables beside the compose file; none when there is no compose file or `.env` cannot be used (apply says why). */
 async function composeVariables(compose: YamlFile | null): Promise<ComposeVariables> {
-  const none = { file: '.env', values: new Map<string, string>(), unresolved: new Map<string, string>() };
-  return compose ? readComposeVariables(compose.file).catch(() => none) : none;
+  return compose ? readComposeVariables(compose.file).catch(() => NO_VARIABLES) : NO_VARIABLES;
 }
 
 export class StaticService {
