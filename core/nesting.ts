@@ -5,6 +5,7 @@
  * compile a regular expression with the stack exhausted. The walks here are iterative, so they are
  * safe at any depth, and run once, before anything else sees the value.
  */
+import { pointerToken } from './json-pointer.ts';
 
 /** Levels of arrays/objects a body or data file may hold; the root container is level 1. */
 export const MAX_NESTING = 64;
@@ -124,8 +125,6 @@ function firstPath(root: unknown, test: Test): string | null {
 /** The pointer of the key each frame is at (the last one: the node found). */
 function pointer(frames: Frame[]): string {
   let out = '';
-  for (const frame of frames) out += `/${escape(frame.keys[frame.next - 1])}`;
+  for (const frame of frames) out += `/${pointerToken(frame.keys[frame.next - 1])}`;
   return out;
 }
-
-const escape = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');

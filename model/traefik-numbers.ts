@@ -12,6 +12,7 @@
  */
 import { goDurationNs, MAX_GO_DURATION_NS, MAX_GO_DURATION_S } from '../core/formats.ts';
 import type { ErrorDetail } from '../core/errors/app-error.ts';
+import { pointerToken } from '../core/json-pointer.ts';
 
 /** Traefik fields read as ptypes.Duration: a Go duration string, or (as a number or digits) seconds. */
 const DURATION_FIELDS = new Set([
@@ -38,8 +39,6 @@ const INTEGER_FIELDS: Record<string, readonly string[]> = {
   httpMirroringService: ['/mirrors/*/percent'],
   tcpLoadBalancerService: ['/terminationDelay'],
 };
-
-const escape = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
 
 const WHOLE = /^-?[0-9]+$/;
 
@@ -91,7 +90,7 @@ export function numberProblems(value: unknown, prefix: string, definition?: stri
     } else if (Array.isArray(node)) {
       node.forEach((item, i) => walk(item, `${at}/${i}`, null));
     } else if (typeof node === 'object' && node !== null) {
-      for (const [k, v] of Object.entries(node)) walk(v, `${at}/${escape(k)}`, k);
+      for (const [k, v] of Object.entries(node)) walk(v, `${at}/${pointerToken(k)}`, k);
     }
   };
   walk(value, prefix, null);

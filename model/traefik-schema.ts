@@ -8,6 +8,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { PROJECT_ROOT } from '../core/config/load.ts';
 import type { ErrorDetail } from '../core/errors/app-error.ts';
 import { numberProblems } from './traefik-numbers.ts';
+import { pointerToken } from '../core/json-pointer.ts';
 
 /** Shipped with the server (config/schemas/SOURCE.md): validation must not depend on test material. */
 export const DEFAULT_TRAEFIK_SCHEMA_PATH = path.resolve(
@@ -97,8 +98,6 @@ export class TraefikSchema {
 
 const shared = new Map<string, TraefikSchema>();
 
-const escape = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
-
 /**
  * Turns Ajv errors into one detail per problem. A failed `oneOf` of plain types (rateLimit
  * `average`: string or number) is reported once as "must be string or number" instead of three times.
@@ -122,9 +121,13 @@ function summarise(errors: ErrorObject[], prefix: string, label: string): Traefi
   for (const e of errors) {
     const at = prefix + e.instancePath;
     if (e.keyword === 'additionalProperties') {
-      add(out.unknown, `${at}/${escape(String(e.params.additionalProperty))}`, `is not a known field of ${label}`);
+      add(
+        out.unknown,
+        `${at}/${pointerToken(String(e.params.additionalProperty))}`,
+        `is not a known field of ${label}`,
+      );
     } else if (e.keyword === 'required') {
-      add(out.errors, `${at}/${escape(String(e.params.missingProperty))}`, 'is required');
+      add(out.errors, `${at}/${pointerToken(String(e.params.missingProperty))}`, 'is required');
     } else if (e.keyword === 'type' && BRANCH.test(e.schemaPath)) {
       add(out.errors, at, `must be ${oneOfTypes.get(e.instancePath)!.join(' or ')}`);
     } else if (e.keyword === 'oneOf') {

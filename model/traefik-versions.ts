@@ -19,6 +19,7 @@
  * Sources, per entry: the probe, and Traefik's changelog / pull request for the feature.
  * "3.5.3: field not found" below is that binary's verbatim refusal.
  */
+import { pointerToken } from '../core/json-pointer.ts';
 
 /** One gated key: the object holding it (`at`) and the first version that decodes it. */
 export interface VersionedKey {
@@ -439,8 +440,6 @@ export interface FoundKey {
   entry: VersionedKey;
 }
 
-const escape = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
-
 /**
  * Gated keys inside `value` (an object at `node`), e.g. a middleware's `config` at
  * `http.middlewares.*.<type>`: what the API warns about or refuses (API.md §4.9 G14).
@@ -456,11 +455,11 @@ export function gatedKeysIn(value: unknown, node: KeyNode | null, pointer = ''):
     if (typeof item !== 'object' || item === null) return;
     const object = item as Record<string, unknown>;
     for (const [key, entry] of at.keys)
-      if (Object.hasOwn(object, key)) found.push({ pointer: `${path}/${escape(key)}`, entry });
+      if (Object.hasOwn(object, key)) found.push({ pointer: `${path}/${pointerToken(key)}`, entry });
     const any = at.children.get('*');
     for (const key of Object.keys(object)) {
       const child = at.children.get(key) ?? any;
-      if (child) walk(object[key], child, `${path}/${escape(key)}`);
+      if (child) walk(object[key], child, `${path}/${pointerToken(key)}`);
     }
   };
   if (node) walk(value, node, pointer);

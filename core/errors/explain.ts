@@ -12,6 +12,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import type { TSchema } from '@sinclair/typebox';
 import { addFormats } from '../formats.ts';
 import type { ErrorDetail } from './app-error.ts';
+import { pointerToken } from '../json-pointer.ts';
 
 // Ajv's own default for the params type: each keyword has its own params shape
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -93,17 +94,18 @@ function at(data: unknown, pointer: string): unknown {
   return node;
 }
 
-const escapeKey = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
-
 /** One Ajv error (not a union) → a detail. */
 function single(e: AjvError, data: unknown): ErrorDetail {
   const value = at(data, e.instancePath);
   const p = e.params;
   switch (e.keyword) {
     case 'required':
-      return { path: `${e.instancePath}/${escapeKey(String(p.missingProperty))}`, message: 'is required' };
+      return { path: `${e.instancePath}/${pointerToken(String(p.missingProperty))}`, message: 'is required' };
     case 'additionalProperties':
-      return { path: `${e.instancePath}/${escapeKey(String(p.additionalProperty))}`, message: 'is not a known field' };
+      return {
+        path: `${e.instancePath}/${pointerToken(String(p.additionalProperty))}`,
+        message: 'is not a known field',
+      };
     case 'type':
       return {
         path: e.instancePath,

@@ -9,6 +9,7 @@ import { goDurationNs } from '../../core/formats.ts';
 import { goIpOrCidr } from '../../model/go-ip.ts';
 import { goRegexpError } from '../../model/go-regexp.ts';
 import { circuitBreakerError } from './circuit-breaker.ts';
+import { pointerToken } from '../../core/json-pointer.ts';
 
 type Node = Record<string, unknown>;
 const isObject = (v: unknown): v is Node => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -24,8 +25,6 @@ const GO_STATUS = new Set([
 const ENCODINGS = ['gzip', 'br', 'zstd'];
 /** Go's strconv.Atoi. */
 const ATOI = /^[+-]?[0-9]{1,18}$/;
-
-const esc = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
 
 /** Problems of `config` for middleware `type` that Traefik reports when it builds the middleware. */
 export function buildProblems(type: string, config: Node): ErrorDetail[] {
@@ -127,7 +126,7 @@ export function buildProblems(type: string, config: Node): ErrorDetail[] {
     case 'errors':
       for (const [i, block] of strings(config.status)) statusRange(`/status/${i}`, block);
       if (isObject(config.statusRewrites))
-        for (const key of Object.keys(config.statusRewrites)) statusRange(`/statusRewrites/${esc(key)}`, key);
+        for (const key of Object.keys(config.statusRewrites)) statusRange(`/statusRewrites/${pointerToken(key)}`, key);
       break;
     case 'redirectRegex':
     case 'replacePathRegex':

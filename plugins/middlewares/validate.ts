@@ -7,6 +7,7 @@ import type { DeclaredPlugins } from '../../model/static-config.ts';
 import type { TraefikSchema } from '../../model/traefik-schema.ts';
 import { checkGatedKeys, nodeAt } from '../../model/traefik-versions.ts';
 import { buildProblems } from './build-rules.ts';
+import { pointerToken } from '../../core/json-pointer.ts';
 
 export const PLUGIN_KEY = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
 export const MAX_CHAIN_MEMBERS = 50;
@@ -47,7 +48,7 @@ export function checkMiddlewareConfig(
       errors.push({ path: '/config', message: `must have exactly one key, the plugin key (has ${keys.length})` });
     else if (!PLUGIN_KEY.test(keys[0]))
       errors.push({
-        path: `/config/${keys[0].replaceAll('~', '~0').replaceAll('/', '~1')}`,
+        path: `/config/${pointerToken(keys[0])}`,
         message: `plugin key must match ${PLUGIN_KEY.source}`,
       });
   }
@@ -88,10 +89,10 @@ function emptyObjects(type: string, config: Record<string, unknown>): ErrorDetai
           path: at,
           message: `must not be empty: Traefik refuses an empty ${key} ("${key} cannot be a standalone element"); leave it out instead`,
         });
-      for (const [k, v] of entries) walk(v, `${at}/${k.replaceAll('~', '~0').replaceAll('/', '~1')}`, k);
+      for (const [k, v] of entries) walk(v, `${at}/${pointerToken(k)}`, k);
     }
   };
-  for (const [k, v] of Object.entries(config)) walk(v, `/config/${k.replaceAll('~', '~0').replaceAll('/', '~1')}`, k);
+  for (const [k, v] of Object.entries(config)) walk(v, `/config/${pointerToken(k)}`, k);
   return errors;
 }
 

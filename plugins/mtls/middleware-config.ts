@@ -7,6 +7,7 @@ import { validationError } from '../../core/errors/app-error.ts';
 import { defaultMiddlewareConfig, type MiddlewareConfig } from '../../model/types.ts';
 import { HEADER_NAME } from '../../model/resource-config.ts';
 import type { ConfigFileData, MiddlewareConfigInput } from './schemas.ts';
+import { pointerToken } from '../../core/json-pointer.ts';
 
 /** `"<n>s"` for integer seconds; Go durations stay as written. */
 export const intervalText = (value: string | number): string => (typeof value === 'number' ? `${value}s` : value);
@@ -30,7 +31,7 @@ export function middlewareConfigFromBody(body: MiddlewareConfigInput): Middlewar
   if (bad.length > 0) {
     throw validationError(
       bad.map((name) => ({
-        path: `/request_headers/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`,
+        path: `/request_headers/${pointerToken(name)}`,
         message: 'is not a valid header name (RFC 9110 token)',
       })),
     );

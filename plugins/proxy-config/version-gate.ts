@@ -18,6 +18,7 @@ import {
   type KeyNode,
   type Version,
 } from '../../model/traefik-versions.ts';
+import { pointerToken } from '../../core/json-pointer.ts';
 
 /** One key left out of the served document (Status `dropped_keys`). */
 export interface DroppedKey {
@@ -38,8 +39,6 @@ export interface GatedDocument {
  * (those it decodes empty, EMPTY_DECODED in model/traefik-versions.ts, stay).
  */
 const REMOVE = Symbol('remove');
-
-const escape = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
 
 export class VersionGate {
   private versionText: string | null | undefined = undefined;
@@ -156,5 +155,5 @@ export class VersionGate {
 }
 
 function pointer(path: readonly string[]): string {
-  return path.length === 0 ? '' : `/${path.map(escape).join('/')}`;
+  return path.length === 0 ? '' : `/${path.map(pointerToken).join('/')}`;
 }

@@ -10,6 +10,7 @@ import { HEADER_NAME, type ConfigBody, type ConfigFileData, type ConfigKind } fr
 import { tcpRuleError } from '../../model/tcp-rule.ts';
 import { resourceErrors } from './errors.ts';
 import { fullConfig } from './record.ts';
+import { pointerToken } from '../../core/json-pointer.ts';
 
 /** What the checks need to know about services and mTLS. */
 export interface ConfigContext {
@@ -24,7 +25,7 @@ function headerNameProblems(map: Record<string, string> | null | undefined, pref
   return Object.keys(map ?? {})
     .filter((name) => !HEADER_NAME.test(name))
     .map((name) => ({
-      path: `${prefix}/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`,
+      path: `${prefix}/${pointerToken(name)}`,
       message: 'is not a valid header name (RFC 9110 token)',
     }));
 }

@@ -7,6 +7,7 @@ import type { TraefikSchema } from '../../model/traefik-schema.ts';
 import { checkGatedKeys, nodeAt } from '../../model/traefik-versions.ts';
 import { goUrlError } from './go-url.ts';
 import type { ConfigOutcome } from '../middlewares/index.ts';
+import { pointerToken } from '../../core/json-pointer.ts';
 
 /**
  * What a reference target looks like; `unread` is a file on disk not yet taken in (hand edits).
@@ -133,7 +134,7 @@ function emptyObjects(protocol: string, type: string, config: Record<string, unk
           path: `/config${pointer}`,
           message: `must not be empty: Traefik refuses an empty ${key} ("${key} cannot be a standalone element") and with it the whole configuration; leave it out instead`,
         });
-      for (const [k, v] of entries) walk(v, `${pointer}/${k.replaceAll('~', '~0').replaceAll('/', '~1')}`, k);
+      for (const [k, v] of entries) walk(v, `${pointer}/${pointerToken(k)}`, k);
     }
   };
   walk(config, '', type);

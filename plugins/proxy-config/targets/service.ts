@@ -7,6 +7,7 @@ import { errors } from '../../../core/errors/app-error.ts';
 import { globProblem } from './globs.ts';
 import { targetErrors, RESERVED_IDS } from './errors.ts';
 import type { TargetCreateBody, TargetData, TargetReplaceBody, TargetSelection, TargetView } from './schemas.ts';
+import { pointerToken } from '../../../core/json-pointer.ts';
 
 export interface TargetServiceOptions {
   resourceExists: (id: string) => boolean;
@@ -154,7 +155,7 @@ export class TargetService {
       for (const name of [from, to])
         if (!ENTRYPOINT.test(name))
           problems.push({
-            path: `/entrypoints/${pointerEscape(from)}`,
+            path: `/entrypoints/${pointerToken(from)}`,
             message: `"${name.slice(0, 100)}" is not an entry point name (letters, digits, "-", "_", ".")`,
           });
     }
@@ -204,5 +205,3 @@ function compact(selection: TargetSelection): TargetSelection {
   if (selection.resources?.length) out.resources = [...new Set(selection.resources)];
   return out;
 }
-
-const pointerEscape = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
