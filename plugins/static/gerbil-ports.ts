@@ -109,6 +109,22 @@ export function portBindings(items: unknown[], variables: ComposeVariables = NO_
   return out;
 }
 
+/**
+ * Whether one of Gerbil's `ports:` items publishes container port `port`/`protocol` (the entry point
+ * list's `published`, and what sync adds). An item the apply job could not use publishes nothing:
+ * the one reading of the compose file for both.
+ */
+export function publishesPort(items: unknown[], variables: ComposeVariables, port: number, protocol: string): boolean {
+  const key = `${port}/${protocol}`;
+  return items.some((item) => {
+    try {
+      return key in portBindings([item], variables);
+    } catch {
+      return false;
+    }
+  });
+}
+
 /** `0.0.0.0` and an empty HostIp both mean every address. */
 const normal = (bindings: PortBindings | null | undefined): string[] =>
   Object.entries(bindings ?? {})

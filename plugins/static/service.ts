@@ -4,8 +4,9 @@
  * (Traefik runs in Gerbil's network namespace, so a port Traefik listens on must be published there).
  */
 import { isMap, isScalar, isSeq, Scalar, YAMLMap, YAMLSeq } from 'yaml';
-import { interpolate, NO_VARIABLES, readComposeVariables, type ComposeVariables } from './compose-env.ts';
+import { NO_VARIABLES, readComposeVariables, type ComposeVariables } from './compose-env.ts';
 import { staticErrors } from './errors.ts';
+import { publishesPort } from './gerbil-ports.ts';
 import { ensureMap, lineOf, loadYamlFile, mapAt, rootOf, saveYamlFiles, type YamlFile } from './yaml-file.ts';
 
 export type Protocol = 'tcp' | 'udp';
@@ -89,43 +90,6 @@ interface StaticEntry {
 interface RouterUse {
   routers: string[];
   protocol: Protocol;
-}
-
-/** `text` with its compose variables resolved; null when one has no value (the item then reads as unknown). */
-function resolved(text: string, vars: ComposeVariables): string | null {
-  try {
-    return interpolate(text, vars);
-  } catch {
-    return null;
-  }
-}
-
-/**
- * A compose port mapping's container port range and protocol (short or long syntax, `${VAR}`s from
- * `.env` as the apply job reads them); null when unreadable.
- */
-function containerPorts(
-  item: unknown,
-  vars: ComposeVariables,
-): { from: number; to: number; protocol: Protocol } | null {
-  if (isScalar(item) && (typeof item.value === 'string' || typeof item.value === 'number')) {
-    const text = resolved(String(item.value), vars);
-    if (text === null) return null;
-    const slash = text.lastIndexOf('/');
-    const protocol = (slash >= 0 ? text.slice(slash + 1).toLowerCase() : 'tcp') as Protocol;
-    const spec = slash >= 0 ? text.slice(0, slash) : text;
-    const container = spec.slice(spec.lastIndexOf(':') + 1);
-    const match = /^([0-9]+)(?:-([0-9]+))?$/.exec(container);
-    if (!match) return null;
-    return { from: Number(match[1]), to: Number(match[2] ?? match[1]), protocol };
-  }
-  if (isMap(item)) {
-    const target = Number(resolved(String(item.get('target') ?? ''), vars) ?? '');
-    if (!Number.isInteger(target)) return null;
-    const protocol = (resolved(String(item.get('protocol') ?? 'tcp'), vars) ?? '').toLowerCase() as Protocol;
-    return { from: target, to: target, protocol };
-  }
-  return null;
 }
 
 /** The `.env` variables beside the compose file; none when there is no compose file or `.env` cannot be used (apply says why). */
@@ -237,10 +201,7 @@ export class StaticService {
   }
 
   private static published(ports: YAMLSeq | null, vars: ComposeVariables, port: number, protocol: Protocol): boolean {
-    return (ports?.items ?? []).some((item) => {
-      const mapped = containerPorts(item, vars);
-      return mapped !== null && mapped.protocol === protocol && mapped.from <= port && port <= mapped.to;
-    });
+    return publishesPort((ports?.toJSON() as unknown[] | undefined) ?? [], vars, port, protocol);
   }
 
   /** The static config's entry point names, in file order (the apply job waits until Traefik lists them). */

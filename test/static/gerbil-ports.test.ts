@@ -1,7 +1,14 @@
 /** The compose file's `services.gerbil.ports` as Docker port bindings (API.md §4.20 apply). */
 import test from 'ava';
 import type Docker from 'dockerode';
-import { PortItemError, portBindings, sameBindings, withBindings } from '../../plugins/static/gerbil-ports.ts';
+import { parseDotEnv } from '../../plugins/static/compose-env.ts';
+import {
+  PortItemError,
+  portBindings,
+  publishesPort,
+  sameBindings,
+  withBindings,
+} from '../../plugins/static/gerbil-ports.ts';
 
 test('short syntax: host:container, /udp, a host address, IPv6 in brackets, a bare port and ranges', (t) => {
   t.deepEqual(
@@ -64,6 +71,25 @@ test('items that cannot be published throw PortItemError naming the item', (t) =
     const err = t.throws(() => portBindings(['443:443', item]), { instanceOf: PortItemError, message });
     t.is(err?.index, 1, JSON.stringify(item));
   }
+});
+
+test('publishesPort reads items as the apply job does: ranges, long syntax, .env variables; an unusable item publishes nothing', (t) => {
+  const vars = parseDotEnv('PG_PORT=5432\n', '.env');
+  const items = [
+    '7000-7010:7000-7010',
+    { target: 19132, published: 19132, protocol: 'udp' },
+    '${PG_PORT}:${PG_PORT}',
+    '${UNSET}:25',
+    '443:443/bogus',
+    'x:53/udp',
+  ];
+  t.true(publishesPort(items, vars, 7005, 'tcp'));
+  t.false(publishesPort(items, vars, 7005, 'udp'));
+  t.true(publishesPort(items, vars, 19132, 'udp'));
+  t.true(publishesPort(items, vars, 5432, 'tcp'));
+  t.false(publishesPort(items, vars, 25, 'tcp'), 'an unset variable without a default: apply refuses the item');
+  t.false(publishesPort(items, vars, 443, 'tcp'), 'an unknown protocol: apply refuses the item');
+  t.false(publishesPort(items, vars, 53, 'udp'));
 });
 
 test('sameBindings ignores order and takes 0.0.0.0 for every address; withBindings replaces bindings and exposed ports', (t) => {
