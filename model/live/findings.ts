@@ -181,8 +181,8 @@ export function instanceFindings(input: FindingInput): Finding[] {
   if (!input.versionKnown) {
     findings.push(
       finding('version_unknown', source, 'instance', 'warning', {
-        message: `${instanceName(source, true)} did not report its version, so the version gate drops only keys no Traefik version reads.`,
-        fix: `Set proxy.traefik_version to the version Traefik runs (or let Stack Manager read ${source}'s /api/version).`,
+        message: `${instanceName(source, true)} did not report its version${reading.version_error ? ` (${reading.version_error})` : ''}, so the version gate drops only keys no Traefik version reads.`,
+        fix: `Set proxy.traefik_version to the version Traefik runs (or let Stack Manager read ${source}'s /api/version${reading.version_error ? ': a router to api@internal must let it through, not only the lists' : ''}).`,
       }),
     );
   }

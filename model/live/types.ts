@@ -82,12 +82,17 @@ export type TraefikObject = Record<string, unknown>;
 /** Everything one check read from one Traefik instance (all pages of every list). */
 export interface InstanceReading {
   source: string;
-  /** false when any read failed; `error` says why (the first failure) */
+  /** false when a list failed; `error` says why (the first failure) */
   reachable: boolean;
   error: string | null;
   /** `/api/version` `Version` (null when unknown) and `startDate` */
   version: string | null;
   start_date: string | null;
+  /**
+   * why `/api/version` did not read while the lists did (e.g. a router to api@internal that lets
+   * only the lists through: 404); the instance stays reachable, its version unknown
+   */
+  version_error?: string | null;
   /** names of `/api/entrypoints` */
   entrypoints: string[];
   http: { routers: TraefikObject[]; services: TraefikObject[]; middlewares: TraefikObject[] };

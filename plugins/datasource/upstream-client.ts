@@ -297,7 +297,7 @@ export function fetchTraefikServices(
   });
 }
 
-/** Probe of API.md §4.5: Pangolin config fetch, or Traefik version plus router list. */
+/** Probe of API.md §4.5: Pangolin config fetch, or Traefik router list plus version (null when /api/version fails). */
 export async function probeSource(source: UpstreamSource, options: FetchOptions = {}): Promise<ProbeResult> {
   const result =
     source.type === 'pangolin'
@@ -310,12 +310,13 @@ export async function probeSource(source: UpstreamSource, options: FetchOptions 
         })
       : await run('Traefik', source, options, async (session) => {
           const [version, routers] = await Promise.all([
-            get(session, '/api/version').then(
-              ({ raw, url }) => parseBody(session, raw, url, 'object') as Record<string, unknown>,
-            ),
+            // the routers decide: a router to api@internal may let only the lists through (404 here)
+            get(session, '/api/version')
+              .then(({ raw, url }) => parseBody(session, raw, url, 'object') as Record<string, unknown>)
+              .catch(() => null),
             listPages(session, '/api/http/routers'),
           ]);
-          return { routers: routers.length, version: typeof version.Version === 'string' ? version.Version : null };
+          return { routers: routers.length, version: typeof version?.Version === 'string' ? version.Version : null };
         });
   if (!result.ok)
     return { ok: false, latency_ms: result.latency_ms, routers: null, version: null, error: result.error };

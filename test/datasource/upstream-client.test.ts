@@ -241,6 +241,22 @@ test.serial('probe of a Traefik source reads the version and counts routers', as
   ]);
 });
 
+test.serial('probe of a Traefik source whose /api/version fails: ok, the routers counted, no version', async (t) => {
+  const { fake } = t.context;
+  fake.state.fault = '404';
+  fake.state.faultPath = '/api/version';
+  t.deepEqual(
+    { ...(await probeSource(traefik(fake))), latency_ms: 0 },
+    {
+      ok: true,
+      latency_ms: 0,
+      routers: 15,
+      version: null,
+      error: null,
+    },
+  );
+});
+
 test.serial('probe failures give ok:false with the reason', async (t) => {
   const { fake } = t.context;
   fake.state.fault = '500';

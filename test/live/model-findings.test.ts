@@ -86,6 +86,17 @@ test('version_unknown: a warning when reachable and the version is not known', (
   t.deepEqual(kinds(list), ['version_unknown']);
   t.like(list[0], { id: 'version_unknown:traefik:instance', severity: 'warning' });
   t.true(list[0].fix.includes('proxy.traefik_version'));
+  t.false(list[0].message.includes('('), list[0].message);
+});
+
+test('version_unknown: names why /api/version did not read, and the router to api@internal in its fix', (t) => {
+  const error = 'Traefik answered HTTP 404 Not Found for GET http://127.0.0.1:8080/api/version';
+  const list = findings({ reading: { ...healthy({ version: null }), version_error: error }, versionKnown: false });
+  t.deepEqual(kinds(list), ['version_unknown']);
+  t.true(list[0].message.includes(`(${error})`), list[0].message);
+  t.regex(list[0].fix, /proxy\.traefik_version .*api@internal must let it through/);
+  // the setting decides: no finding, whatever /api/version answered
+  t.deepEqual(findings({ reading: { ...healthy({ version: null }), version_error: error }, versionKnown: true }), []);
 });
 
 test('document_behind: names the keys new since the document it took and the resources whose routers changed', (t) => {

@@ -1,6 +1,7 @@
 /**
  * One read of a Traefik instance for the live check (API.md §4.19): `/api/version`, the entry
- * points and every router, service and middleware list (all pages), in parallel. Lists are hashed
+ * points and every router, service and middleware list (all pages), in parallel. The instance is
+ * reachable when every list reads; a failed `/api/version` alone leaves only the version unknown. Lists are hashed
  * while they are read, so a check can tell "nothing changed" without comparing anything.
  */
 import { createHash } from 'node:crypto';
@@ -43,13 +44,16 @@ export async function readInstance(
     error: null,
     version: null,
     start_date: null,
+    version_error: null,
     entrypoints: [],
     http: { routers: [], services: [], middlewares: [] },
     tcp: { routers: [], services: [], middlewares: [] },
     udp: { routers: [], services: [] },
     read_at: now(),
   };
-  const failure = [version, ...lists].find((result) => !result.ok);
+  // the lists decide whether the instance is read: an operator's router to api@internal may let
+  // only them through (Traefik answers 404 at /api/version), which leaves the version unknown
+  const failure = lists.find((result) => !result.ok);
   if (failure && !failure.ok)
     return { reading: { ...reading, reachable: false, error: failure.error }, fingerprint: null };
   const fingerprint = createHash('sha1');
@@ -58,6 +62,9 @@ export async function readInstance(
     reading.version = typeof Version === 'string' && Version !== '' ? Version : null;
     reading.start_date = typeof startDate === 'string' ? startDate : null;
     fingerprint.update(`${reading.version}\n${reading.start_date}\n`);
+  } else {
+    reading.version_error = version.error;
+    fingerprint.update(`version failed: ${version.error}\n`);
   }
   const items: TraefikObject[][] = [];
   for (const result of lists) {
