@@ -9,6 +9,7 @@ import { goDurationNs } from '../../core/formats.ts';
 import { goIpOrCidr } from '../../model/go-ip.ts';
 import { goRegexpError } from '../../model/go-regexp.ts';
 import { circuitBreakerError } from './circuit-breaker.ts';
+import { retryExpressionError } from './retry-expression.ts';
 import { pointerToken } from '../../core/json-pointer.ts';
 
 type Node = Record<string, unknown>;
@@ -167,6 +168,10 @@ export function buildProblems(type: string, config: Node): ErrorDetail[] {
       notNegative('memRequestBodyBytes', 'mem bytes');
       notNegative('maxResponseBodyBytes', 'max bytes');
       notNegative('memResponseBodyBytes', 'mem bytes');
+      if (typeof config.retryExpression === 'string') {
+        const error = retryExpressionError(config.retryExpression);
+        if (error) add('/retryExpression', `is not a retry expression Traefik can build (Traefik: "${error}")`);
+      }
       break;
     case 'circuitBreaker': {
       const error = typeof config.expression === 'string' ? circuitBreakerError(config.expression) : null;

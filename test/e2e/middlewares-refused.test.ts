@@ -151,6 +151,20 @@ const CASES: Case[] = [
     traefik: 'max bytes should be >= 0 got -1',
   },
   {
+    name: 'retry-syntax',
+    type: 'buffering',
+    config: { retryExpression: 'Attempts( < 2' },
+    pointer: '/config/retryExpression',
+    traefik: "1:11: expected operand, found '<'",
+  },
+  {
+    name: 'retry-type',
+    type: 'buffering',
+    config: { retryExpression: 'IsNetworkError() || Attempts() < 2.5' },
+    pointer: '/config/retryExpression',
+    traefik: 'expected int, got float64',
+  },
+  {
     name: 'attempts',
     type: 'retry',
     config: { attempts: 0 },
@@ -237,6 +251,7 @@ e2e(
       const detail = json.details.find((d) => d.path === c.pointer);
       t.truthy(detail, `${c.name}: ${reply.text}`);
       t.log(`${c.name} → 422 ${c.pointer} ${detail?.message}`);
+      t.is((await stack.sm.call('GET', `/api/middlewares/ours-${c.name}`)).status, 404, `${c.name} stored`);
     }
   },
 );
@@ -279,6 +294,7 @@ e2e('values next to the refused ones that Traefik builds are accepted and load',
     ['compress', { encodings: ['zstd', 'gzip'], defaultEncoding: 'zstd', minResponseBodyBytes: -1 }],
     ['basicAuth', { users: ['alice:'] }],
     ['circuitBreaker', { expression: 'NetworkErrorRatio() > .5 || LatencyAtQuantileMS(50.0) > 100' }],
+    ['buffering', { retryExpression: 'RequestMethod() == "GET" &&\n(ResponseCode() == 502 || Attempts() <= 2)' }],
   ];
   const ids = accepted.map(([type], i) => `edge-${i}-${type.toLowerCase()}`);
   for (const [i, [type, config]] of accepted.entries()) await createMiddleware(stack, { id: ids[i], type, config });
