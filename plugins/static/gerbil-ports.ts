@@ -5,7 +5,7 @@
  * `ExposedPorts`, as `docker compose up` would create them.
  */
 import type Docker from 'dockerode';
-import { interpolateValue, NO_VARIABLES, type ComposeVariables } from './compose-env.ts';
+import { DOT_ENV, interpolateValue, NO_VARIABLES, type ComposeVariables } from './compose-env.ts';
 
 export type PortBindings = Record<string, Array<{ HostIp: string; HostPort: string }>>;
 
@@ -123,6 +123,66 @@ export function publishesPort(items: unknown[], variables: ComposeVariables, por
       return false;
     }
   });
+}
+
+/** A `ports:` item publishesPort could not read, with why (PortItemError's message) and whether it uses variables. */
+export interface UnreadableItem {
+  index: number;
+  item: unknown;
+  message: string;
+  usesVariables: boolean;
+}
+
+/** The names of the variables a compose value uses (`$$` is a literal `$`). */
+function variableNames(value: unknown): string[] {
+  const text = JSON.stringify(value ?? null).replaceAll('$$', '');
+  return [...new Set([...text.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)].map((match) => match[1]))];
+}
+
+/**
+ * Whether an item could publish `port`/`protocol` once its variables have values: read with every
+ * variable 1, then 2; the same container ports both times are the item's, ports that change with the
+ * values could be any (of the protocols read); an item not read either way could be anything.
+ */
+function couldPublish(item: unknown, port: number, protocol: string): boolean {
+  const names = variableNames(item);
+  const keysWith = (dummy: string) => {
+    const values = new Map(names.map((name) => [name, dummy]));
+    return Object.keys(portBindings([item], { file: DOT_ENV, values, unresolved: new Map() }));
+  };
+  let one: string[];
+  let two: string[];
+  try {
+    [one, two] = [keysWith('1'), keysWith('2')];
+  } catch {
+    return true;
+  }
+  const key = `${port}/${protocol}`;
+  if (one.join() === two.join()) return one.includes(key);
+  return [...one, ...two].some((bound) => bound.endsWith(`/${protocol}`));
+}
+
+/**
+ * The items that publishesPort could not read and that could publish `port`/`protocol` (an item whose
+ * variables decide its container port could be any): why the entry point list says "not published"
+ * while such an item may say otherwise once its variable has a value (or the `.env` can be used).
+ */
+export function unreadableItemsFor(
+  items: unknown[],
+  variables: ComposeVariables,
+  port: number,
+  protocol: string,
+): UnreadableItem[] {
+  const found: UnreadableItem[] = [];
+  items.forEach((item, index) => {
+    try {
+      portBindings([item], variables);
+    } catch (err) {
+      if (!couldPublish(item, port, protocol)) return;
+      found.push({ index, item, message: (err as Error).message, usesVariables: variableNames(item).length > 0 });
+    }
+  });
+  return found;
 }
 
 /** `0.0.0.0` and an empty HostIp both mean every address. */

@@ -19,6 +19,10 @@ const EntryPoint = Type.Object({
   port: Nullable(Type.Integer()),
   in_static_config: Type.Boolean(),
   published_on_gerbil: Nullable(Type.Boolean({ description: 'null when no compose file is configured' })),
+  published_on_gerbil_warnings: Type.Array(Type.String(), {
+    description:
+      'when published_on_gerbil is false: each services.gerbil.ports item that could not be read and could publish this port, with why (a variable without a value, the .env file and line that cannot be used); [] otherwise',
+  }),
   used_by: Type.Array(Type.String(), { description: 'ids of resources whose routers use it' }),
   routers: Type.Array(Type.String(), { description: "the served document's routers that use it" }),
 });

@@ -4,9 +4,9 @@
  * (Traefik runs in Gerbil's network namespace, so a port Traefik listens on must be published there).
  */
 import { isMap, isScalar, isSeq, Scalar, YAMLMap, YAMLSeq } from 'yaml';
-import { NO_VARIABLES, readComposeVariables, type ComposeVariables } from './compose-env.ts';
+import { DotEnvError, NO_VARIABLES, readComposeVariables, type ComposeVariables } from './compose-env.ts';
 import { staticErrors } from './errors.ts';
-import { publishesPort } from './gerbil-ports.ts';
+import { publishesPort, unreadableItemsFor } from './gerbil-ports.ts';
 import { ensureMap, lineOf, loadYamlFile, mapAt, rootOf, saveYamlFiles, type YamlFile } from './yaml-file.ts';
 
 export type Protocol = 'tcp' | 'udp';
@@ -20,6 +20,12 @@ export interface EntryPointView {
   in_static_config: boolean;
   /** null when no compose file is configured (unknown) */
   published_on_gerbil: boolean | null;
+  /**
+   * when `published_on_gerbil` is false: each `services.gerbil.ports` item that could not be read
+   * and could publish this port, with why (its variable without a value, the `.env` file and line
+   * that cannot be used, …); [] otherwise
+   */
+  published_on_gerbil_warnings: string[];
   /** ids of resources whose routers use the entry point */
   used_by: string[];
   /** names of the served document's routers that use it (raw TCP/UDP routers often have no resource) */
@@ -92,9 +98,38 @@ interface RouterUse {
   protocol: Protocol;
 }
 
-/** The `.env` variables beside the compose file; none when there is no compose file or `.env` cannot be used (apply says why). */
-async function composeVariables(compose: YamlFile | null): Promise<ComposeVariables> {
-  return compose ? readComposeVariables(compose.file).catch(() => NO_VARIABLES) : NO_VARIABLES;
+/**
+ * The `.env` variables beside the compose file; none when there is no compose file or `.env` cannot
+ * be used, then with its DotEnvError (the list names it, apply refuses with it).
+ */
+async function composeVariables(
+  compose: YamlFile | null,
+): Promise<{ vars: ComposeVariables; envError: DotEnvError | null }> {
+  if (!compose) return { vars: NO_VARIABLES, envError: null };
+  try {
+    return { vars: await readComposeVariables(compose.file), envError: null };
+  } catch (err) {
+    if (err instanceof DotEnvError) return { vars: NO_VARIABLES, envError: err };
+    throw err;
+  }
+}
+
+/** Why each item that could publish `port` did not (published_on_gerbil_warnings). */
+function unpublishedWarnings(
+  items: unknown[],
+  vars: ComposeVariables,
+  envError: DotEnvError | null,
+  port: number,
+  protocol: Protocol,
+): string[] {
+  return unreadableItemsFor(items, vars, port, protocol).map(({ index, item, message, usesVariables }) => {
+    const shown = `services.${GERBIL}.ports[${index}] ${JSON.stringify(item)}`;
+    if (envError && usesVariables) {
+      const at = envError.line === null ? envError.file : `${envError.file}:${envError.line}`;
+      return `${shown} uses variables, and the .env file ${at} cannot be used: ${envError.message}`;
+    }
+    return `${shown} cannot be read: ${message}`;
+  });
 }
 
 export class StaticService {
@@ -222,20 +257,26 @@ export class StaticService {
     const loaded = await this.loadStatic();
     const compose = await this.loadCompose();
     const ports = compose ? this.gerbilPorts(compose, false) : null;
-    const vars = await composeVariables(compose);
+    const items = (ports?.toJSON() as unknown[] | undefined) ?? [];
+    const { vars, envError } = await composeVariables(compose);
     const uses = this.routerUses();
     const resources = this.resourceIndex();
     const view = (entry: StaticEntry, inStatic: boolean): EntryPointView => {
       const routers = uses.get(entry.name)?.routers ?? [];
       const ids = new Set(routers.flatMap((router) => resources.get(router) ?? []));
+      const published =
+        compose && entry.port !== null ? StaticService.published(ports, vars, entry.port, entry.protocol) : null;
       return {
         name: entry.name,
         address: entry.address,
         protocol: entry.protocol,
         port: entry.port,
         in_static_config: inStatic,
-        published_on_gerbil:
-          compose && entry.port !== null ? StaticService.published(ports, vars, entry.port, entry.protocol) : null,
+        published_on_gerbil: published,
+        published_on_gerbil_warnings:
+          published === false && entry.port !== null
+            ? unpublishedWarnings(items, vars, envError, entry.port, entry.protocol)
+            : [],
         used_by: [...ids].sort(),
         routers: [...routers].sort(),
       };
@@ -302,7 +343,7 @@ export class StaticService {
       const loaded = await this.loadStatic();
       const compose = await this.loadCompose();
       const ports = compose ? this.gerbilPorts(compose, false) : null;
-      const vars = await composeVariables(compose);
+      const { vars } = await composeVariables(compose);
       const entries = this.staticEntries(loaded);
       const byName = new Map(entries.map((entry) => [entry.name, entry]));
       const taken = new Map(entries.map((entry) => [`${entry.protocol}/${entry.port}`, entry.name]));

@@ -70,6 +70,7 @@ test('GET lists the static entry points, then the missing ones routers use, with
     published_on_gerbil: false,
     routers: ['4-SSH-router'],
   });
+  t.deepEqual(byName['tcp-2222'].published_on_gerbil_warnings, [], 'every ports: item read: nothing to explain');
   t.like(byName['udp-19132'], {
     address: null,
     protocol: 'udp',
@@ -260,4 +261,48 @@ test('ports written with ${VAR} count as published by the values of the .env bes
   t.like(await published(), { websecure: true, 'tcp-2222': true, 'tcp-5432': true, 'udp-19132': false });
   const sync = await call(app, { method: 'POST', url: '/api/static/entrypoints/sync', payload: { dry_run: true } });
   t.deepEqual(sync.body.published, ['19132:19132/udp'], 'no second mapping of a port a variable publishes');
+});
+
+test('a .env that cannot be used: entry points whose port an item with a variable could publish say so, naming the file and line', async (t) => {
+  const { app, composeFile } = await setup(t);
+  const envFile = path.join(path.dirname(composeFile), '.env');
+  await writeFile(
+    composeFile,
+    COMPOSE.replace(
+      '- "80:80"',
+      '- "80:80"\n      - "${SSH_PORT}:2222"\n      - "${BEDROCK_PORT}:${BEDROCK_PORT}/udp"',
+    ),
+  );
+  await writeFile(envFile, '# ports\nSSH_PORT=2222\nBEDROCK_PORT="19132\n');
+  const list = async () =>
+    Object.fromEntries(
+      (await call(app, { method: 'GET', url: '/api/static/entrypoints' })).body.map((e: any) => [e.name, e]),
+    );
+  const broken = await list();
+  t.like(broken['tcp-2222'], { published_on_gerbil: false });
+  t.deepEqual(broken['tcp-2222'].published_on_gerbil_warnings, [
+    `services.gerbil.ports[3] "\${SSH_PORT}:2222" uses variables, and the .env file ${envFile}:3 cannot be used: the value of BEDROCK_PORT has no closing "`,
+  ]);
+  // the container port of ports[4] is a variable: it could be any UDP port, not a TCP one
+  t.deepEqual(
+    broken['udp-19132'].published_on_gerbil_warnings.map((w: string) => w.split(' uses variables')[0]),
+    ['services.gerbil.ports[4] "${BEDROCK_PORT}:${BEDROCK_PORT}/udp"'],
+  );
+  t.deepEqual(broken['tcp-5432'].published_on_gerbil_warnings, [], 'no item could publish 5432/tcp');
+  t.like(broken.web, { published_on_gerbil: true, published_on_gerbil_warnings: [] });
+  // (the apply job refuses with the same file and line: test/static/apply-input.test.ts)
+
+  // a variable .env does not set: the item's own reason
+  await writeFile(envFile, 'BEDROCK_PORT=19132\n');
+  const unset = await list();
+  t.like(unset['udp-19132'], { published_on_gerbil: true, published_on_gerbil_warnings: [] });
+  t.is(unset['tcp-2222'].published_on_gerbil_warnings.length, 1);
+  t.regex(
+    unset['tcp-2222'].published_on_gerbil_warnings[0],
+    /ports\[3\] "\$\{SSH_PORT\}:2222" cannot be read: SSH_PORT is not set in .*\.env and has no default/,
+  );
+
+  await writeFile(envFile, 'SSH_PORT=2222\nBEDROCK_PORT=19132\n');
+  const fixed = await list();
+  t.like(fixed['tcp-2222'], { published_on_gerbil: true, published_on_gerbil_warnings: [] });
 });

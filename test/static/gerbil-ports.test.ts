@@ -7,6 +7,7 @@ import {
   portBindings,
   publishesPort,
   sameBindings,
+  unreadableItemsFor,
   withBindings,
 } from '../../plugins/static/gerbil-ports.ts';
 
@@ -90,6 +91,30 @@ test('publishesPort reads items as the apply job does: ranges, long syntax, .env
   t.false(publishesPort(items, vars, 25, 'tcp'), 'an unset variable without a default: apply refuses the item');
   t.false(publishesPort(items, vars, 443, 'tcp'), 'an unknown protocol: apply refuses the item');
   t.false(publishesPort(items, vars, 53, 'udp'));
+});
+
+test('unreadableItemsFor: the items publishesPort could not read that could publish the port, by container port and protocol', (t) => {
+  const vars = parseDotEnv('PG_PORT=5432\n', '.env');
+  const items = [
+    '80:80',
+    '${SSH_PORT}:2222',
+    '${WG_PORT}:${WG_PORT}/udp',
+    { target: '${DB_PORT}', published: '${DB_PORT}' },
+    '${PG_PORT}:${PG_PORT}',
+    '443:443/bogus',
+  ];
+  const indexes = (port: number, protocol: string) =>
+    unreadableItemsFor(items, vars, port, protocol).map((found) => found.index);
+  // the host port is a variable, the container port 2222 is written: only 2222/tcp
+  t.deepEqual(indexes(2222, 'tcp'), [1, 3, 5]);
+  // variables decide the container port: any port of the item's protocol
+  t.deepEqual(indexes(19132, 'udp'), [2, 5]);
+  t.deepEqual(indexes(5432, 'tcp'), [3, 5], 'PG_PORT has a value: read, not listed');
+  const [ssh] = unreadableItemsFor(items, vars, 2222, 'tcp');
+  t.like(ssh, { index: 1, item: '${SSH_PORT}:2222', usesVariables: true });
+  t.regex(ssh.message, /SSH_PORT is not set in \.env and has no default/);
+  t.like(unreadableItemsFor(items, vars, 2222, 'tcp')[2], { index: 5, usesVariables: false });
+  t.regex(unreadableItemsFor(items, vars, 2222, 'tcp')[2].message, /protocol "bogus"/);
 });
 
 test('sameBindings ignores order and takes 0.0.0.0 for every address; withBindings replaces bindings and exposed ports', (t) => {

@@ -20867,6 +20867,8 @@ export interface paths {
                             protocol: "tcp" | "udp";
                             /** @description null when no compose file is configured */
                             published_on_gerbil: boolean | null;
+                            /** @description when published_on_gerbil is false: each services.gerbil.ports item that could not be read and could publish this port, with why (a variable without a value, the .env file and line that cannot be used); [] otherwise */
+                            published_on_gerbil_warnings: string[];
                             /** @description the served document's routers that use it */
                             routers: string[];
                             /** @description ids of resources whose routers use it */
@@ -21016,6 +21018,8 @@ export interface paths {
                             protocol: "tcp" | "udp";
                             /** @description null when no compose file is configured */
                             published_on_gerbil: boolean | null;
+                            /** @description when published_on_gerbil is false: each services.gerbil.ports item that could not be read and could publish this port, with why (a variable without a value, the .env file and line that cannot be used); [] otherwise */
+                            published_on_gerbil_warnings: string[];
                             /** @description the served document's routers that use it */
                             routers: string[];
                             /** @description ids of resources whose routers use it */

@@ -146,7 +146,22 @@ export function EntryPoints({
                 ),
             },
             { title: 'Static config', cell: (e) => yesNo(e.in_static_config, 'present', 'missing') },
-            { title: 'Published on Gerbil', cell: (e) => yesNo(e.published_on_gerbil, 'published', 'not published') },
+            {
+              title: 'Published on Gerbil',
+              // why "not published" may be wrong: a ports: item with a variable Stack Manager could not read
+              cell: (e) => (
+                <>
+                  {yesNo(e.published_on_gerbil, 'published', 'not published')}
+                  {e.published_on_gerbil_warnings.length > 0 && (
+                    <ul class="small" data-warnings>
+                      {e.published_on_gerbil_warnings.map((warning) => (
+                        <li key={warning}>{warning}</li>
+                      ))}
+                    </ul>
+                  )}
+                </>
+              ),
+            },
             {
               title: 'Used by',
               cell: (e) =>
