@@ -142,6 +142,30 @@ function pluginKeys(middleware: TraefikObject, errors: readonly string[]): strin
   return typeof middleware.type === 'string' && middleware.type !== '' ? [middleware.type] : [];
 }
 
+/**
+ * The fix for a basicAuth/digestAuth whose `usersFile` Traefik cannot read (Traefik 3.7.15: `open
+ * <path>: no such file or directory`, `read <path>: is a directory`) or holds a line it cannot
+ * parse (`error parsing BasicUser: <line>`): the path is on Traefik's disk, which Stack Manager
+ * cannot see, and Traefik reads the file only when it builds the middleware. Null otherwise.
+ */
+function usersFileFix(name: string, middleware: TraefikObject, errors: readonly string[]): string | null {
+  const auth = isObject(middleware.basicAuth) ? middleware.basicAuth : middleware.digestAuth;
+  const file = isObject(auth) && typeof auth.usersFile === 'string' ? auth.usersFile : '';
+  if (file === '') return null;
+  const where = isOurs(name)
+    ? `usersFile of middleware ${name.slice(0, -'@http'.length)} in Stack Manager`
+    : `usersFile of middleware ${name} in its provider (${name.slice(name.lastIndexOf('@') + 1)})`;
+  const reload =
+    'Traefik reads the file when it builds the middleware: after fixing the file, any change of the dynamic configuration (or a Traefik restart) loads it.';
+  if (errors.some((error) => error.startsWith(`open ${file}: `) || error.startsWith(`read ${file}: `)))
+    return `${file} is a path on the Traefik instance's disk, which Stack Manager cannot see: create that file there, readable by Traefik, one user per line, or correct ${where}. ${reload}`;
+  const line = errors.map((error) => /^error parsing (?:Basic|Digest)User: (.*)$/.exec(error)?.[1]).find(Boolean);
+  const inline = listOf(isObject(auth) ? auth.users : undefined);
+  if (line !== undefined && !inline.includes(line))
+    return `A line of ${file} on the Traefik instance's disk is not a user Traefik can read (${middleware.basicAuth ? 'name:hashed-password' : 'name:realm:encoded-password'}): correct it there. ${reload}`;
+  return null;
+}
+
 /** Literal hosts of a rule's `Host(...)` matchers, lower-cased (negated ones and HostRegexp/HostSNI excluded). */
 export function ruleHosts(rule: string): string[] {
   const hosts: string[] = [];
@@ -314,9 +338,11 @@ function traefikObjectFindings(
         message: `${instanceName(source, true)} cannot build middleware ${name}: ${errors.join('; ') || `status ${String(middleware.status)}`}.`,
         resources: resources.of(users),
         middlewares: [name],
-        fix: isOurs(name)
-          ? `Correct middleware ${name.slice(0, -'@http'.length)}'s configuration in Stack Manager as Traefik's error says.`
-          : `Correct middleware ${name} in its provider (${name.slice(name.lastIndexOf('@') + 1)}) as Traefik's error says.`,
+        fix:
+          usersFileFix(name, middleware, errors) ??
+          (isOurs(name)
+            ? `Correct middleware ${name.slice(0, -'@http'.length)}'s configuration in Stack Manager as Traefik's error says.`
+            : `Correct middleware ${name} in its provider (${name.slice(name.lastIndexOf('@') + 1)}) as Traefik's error says.`),
       }),
     );
   }
