@@ -7,10 +7,10 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '../helpers/ports.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { TEST_IMAGE, type Engine } from './support.ts';
 
@@ -27,14 +27,6 @@ export interface Registry {
   /** `127.0.0.1:<port>`, the registry part of image references. */
   host: string;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** Starts a registry and waits until GET /v2/ answers 200. */

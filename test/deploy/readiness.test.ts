@@ -7,7 +7,6 @@
 import anyTest, { type TestFn } from 'ava';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
@@ -19,6 +18,7 @@ import {
   type ServerProcess,
 } from '../helpers/production-app.ts';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
+import { freePort } from '../helpers/ports.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const test = anyTest as TestFn<{ app: string; remove: () => Promise<void>; fake: FakeUpstream }>;
@@ -30,15 +30,6 @@ test.before(async (t) => {
 test.after.always(async (t) => {
   await t.context.fake?.close();
 });
-
-/** A port free right now: the server gets it as PORT, so it can be polled before it says where it listens. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 interface Answer {
   status: number;

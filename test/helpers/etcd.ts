@@ -7,9 +7,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { freePorts } from './ports.ts';
 import { waitFor } from './wait.ts';
 
 const onPath = (name: string): boolean =>
@@ -18,21 +18,6 @@ const onPath = (name: string): boolean =>
 /** Why the etcd tests cannot run here, or null. */
 export const etcdSkipReason = (): string | null =>
   onPath('etcd') ? null : 'etcd not installed (apt-get install etcd-server)';
-
-/**
- * `count` distinct free ports: every listener stays open until all are taken, so the kernel cannot
- * hand the same ephemeral port out twice (closing each one at once did, and etcd refused an initial
- * cluster with a duplicate URL).
- */
-async function freePorts(count: number): Promise<number[]> {
-  const servers = Array.from({ length: count }, () => createServer());
-  try {
-    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))));
-    return servers.map((s) => (s.address() as { port: number }).port);
-  } finally {
-    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-  }
-}
 
 /** A port taken between `freePorts` and etcd's bind (another test process): worth a fresh attempt. */
 const portClash = (message: string): boolean => /address already in use|duplicate url/i.test(message);

@@ -18,6 +18,7 @@ import path from 'node:path';
 import type { ExecutionContext, TestFn } from 'ava';
 import { stringify } from 'yaml';
 import { fixture } from './shared.ts';
+import { freePorts } from './ports.ts';
 import { waitFor } from './wait.ts';
 
 /** Where `.ci/run` installs the pinned versions when the variables are not set (a developer's machine). */
@@ -52,14 +53,7 @@ export function traefikTest<Context>(
   return test.serial;
 }
 
-/** A free TCP port on 127.0.0.1 (bound then released: Traefik binds it a moment later). */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+export { freePort, freePorts } from './ports.ts';
 
 /** One request as a backend received it. */
 export interface BackendRequest {
@@ -313,12 +307,12 @@ export async function startTraefik(t: ExecutionContext, options: TraefikOptions)
   const binary = options.binary === undefined ? TRAEFIK_BIN : options.binary;
   if (!binary) throw new Error('no Traefik binary (TRAEFIK_BIN)');
   const dir = await mkdtemp(path.join(tmpdir(), 'sm-traefik-'));
-  const ports: Record<string, number> = {
-    web: options.ports?.web ?? (await freePort()),
-    websecure: options.ports?.websecure ?? (await freePort()),
-    traefik: options.ports?.traefik ?? (await freePort()),
-  };
-  for (const name of Object.keys(options.entryPoints ?? {})) ports[name] = options.ports?.[name] ?? (await freePort());
+  // distinct ports outside the ephemeral range, picked at once (ports.ts)
+  const names = ['web', 'websecure', 'traefik', ...Object.keys(options.entryPoints ?? {})];
+  const picked = await freePorts(names.length);
+  const ports: Record<string, number> = Object.fromEntries(
+    names.map((name, i) => [name, options.ports?.[name] ?? picked[i]!]),
+  );
   const logPath = path.join(dir, 'traefik.log');
   const accessLogPath = path.join(dir, 'access.log');
 
