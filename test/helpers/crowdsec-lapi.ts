@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { TestFn } from 'ava';
+import { freePort } from './ports.ts';
 import { fixture } from './shared.ts';
 
 const run = promisify(execFile);
@@ -36,7 +37,8 @@ const parseEnv = (s: string) =>
 /** Starts a private LAPI on a free 127.0.0.1 port in a temp dir; `stop` ends it by its pid file and removes the dir. */
 export async function startLapi(): Promise<Lapi> {
   const dir = await mkdtemp(path.join(tmpdir(), 'lapi-'));
-  const { stdout } = await run(fixture('crowdsec', 'start-lapi.sh'), ['0', dir]);
+  // a port outside the ephemeral range (ports.ts): the script's own pick (listen 0) can be taken before crowdsec binds it
+  const { stdout } = await run(fixture('crowdsec', 'start-lapi.sh'), [String(await freePort()), dir]);
   return {
     env: parseEnv(stdout),
     stop: async () => {
