@@ -113,6 +113,8 @@ export function circuitBreakerError(expression: string): string | null {
     return null;
   } catch (error) {
     if (error instanceof ExpressionError) return error.message;
+    // nesting deeper than this process's stack (a 500 before): Go reads up to 100000 levels, so accept
+    if (error instanceof RangeError) return null;
     throw error;
   }
 }

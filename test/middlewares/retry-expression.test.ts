@@ -98,3 +98,15 @@ test('POST /api/middlewares refuses a retryExpression Traefik cannot build at /c
   });
   t.is(built.status, 201, JSON.stringify(built.body));
 });
+
+test('expressions nested deeper than the stack are never a 500: accepted, as Traefik reads up to 100000 levels', async (t) => {
+  const app = await buildApp(t);
+  const nest = (inner: string) => `${'('.repeat(20_000)}${inner}${')'.repeat(20_000)}`;
+  for (const [type, config] of [
+    ['buffering', { retryExpression: nest('IsNetworkError()') }],
+    ['circuitBreaker', { expression: nest('NetworkErrorRatio() > 0.5') }],
+  ] as const) {
+    const reply = await call(app, { method: 'POST', url: '/api/middlewares', payload: { name: type, type, config } });
+    t.is(reply.status, 201, `${type}: ${reply.status} ${JSON.stringify(reply.body).slice(0, 200)}`);
+  }
+});
