@@ -343,7 +343,8 @@ export class StaticService {
       const loaded = await this.loadStatic();
       const compose = await this.loadCompose();
       const ports = compose ? this.gerbilPorts(compose, false) : null;
-      const { vars } = await composeVariables(compose);
+      const items = (ports?.toJSON() as unknown[] | undefined) ?? [];
+      const { vars, envError } = await composeVariables(compose);
       const entries = this.staticEntries(loaded);
       const byName = new Map(entries.map((entry) => [entry.name, entry]));
       const taken = new Map(entries.map((entry) => [`${entry.protocol}/${entry.port}`, entry.name]));
@@ -373,7 +374,14 @@ export class StaticService {
         const port = present?.port ?? implied.port;
         const protocol = present ? present.protocol : implied.protocol;
         if (compose && !StaticService.published(ports, vars, port, protocol)) {
-          if (!publish.some((p) => p.port === port && p.protocol === protocol)) publish.push({ port, protocol });
+          // an item that could publish it once readable: a second mapping would clash with it then
+          const unreadable = unpublishedWarnings(items, vars, envError, port, protocol);
+          if (unreadable.length > 0)
+            skipped.push({
+              name,
+              reason: `port ${port}/${protocol} not published on ${GERBIL}: ${unreadable.join('; ')} — fix it, then sync again`,
+            });
+          else if (!publish.some((p) => p.port === port && p.protocol === protocol)) publish.push({ port, protocol });
         }
       }
       const result: SyncResult = {

@@ -255,7 +255,18 @@ test('ports written with ${VAR} count as published by the values of the .env bes
   // no .env: SSH_PORT and PG_PORT have no value, the default gives 443
   t.like(await published(), { websecure: true, 'tcp-2222': false, 'tcp-5432': false });
   const dry = await call(app, { method: 'POST', url: '/api/static/entrypoints/sync', payload: { dry_run: true } });
-  t.deepEqual(dry.body.published, ['2222:2222', '5432:5432', '19132:19132/udp']);
+  // the items with unset variables could publish any TCP port (and the long one, whose protocol is a variable, any
+  // UDP port): a "2222:2222" beside them would clash once .env sets them
+  t.deepEqual(dry.body.published, []);
+  t.deepEqual(
+    dry.body.skipped.map((s: any) => s.name),
+    ['tcp-2222', 'tcp-5432', 'udp-19132'],
+  );
+  t.regex(
+    dry.body.skipped[0].reason,
+    /^port 2222\/tcp not published on gerbil: services\.gerbil\.ports\[3\] "\$\{SSH_PORT\}:\$\{SSH_PORT\}" cannot be read: SSH_PORT is not set .* — fix it, then sync again$/,
+  );
+  t.deepEqual(dry.body.added, ['tcp-5432', 'udp-19132'], 'the static config entries are still added (tcp-2222 is there)');
 
   await writeFile(path.join(path.dirname(composeFile), '.env'), 'SSH_PORT=2222\nPG_PORT=5432\n');
   t.like(await published(), { websecure: true, 'tcp-2222': true, 'tcp-5432': true, 'udp-19132': false });
@@ -291,6 +302,21 @@ test('a .env that cannot be used: entry points whose port an item with a variabl
   t.deepEqual(broken['tcp-5432'].published_on_gerbil_warnings, [], 'no item could publish 5432/tcp');
   t.like(broken.web, { published_on_gerbil: true, published_on_gerbil_warnings: [] });
   // (the apply job refuses with the same file and line: test/static/apply-input.test.ts)
+  // sync publishes no second mapping beside an item it cannot read, and says why; a port no such item concerns is published
+  const composeBefore = await readFile(composeFile, 'utf8');
+  const sync = await call(app, { method: 'POST', url: '/api/static/entrypoints/sync', payload: {} });
+  t.is(sync.status, 200, JSON.stringify(sync.body));
+  t.deepEqual(sync.body.published, ['5432:5432']);
+  t.deepEqual(
+    sync.body.skipped.map((s: any) => [s.name, s.reason.includes(`${envFile}:3 cannot be used`)]),
+    [
+      ['tcp-2222', true],
+      ['udp-19132', true],
+    ],
+  );
+  const composeAfter = await readFile(composeFile, 'utf8');
+  t.false(composeAfter.includes('"2222:2222"'), 'no clashing 2222 mapping written');
+  t.true(composeAfter.includes('"5432:5432"') && !composeBefore.includes('"5432:5432"'));
 
   // a variable .env does not set: the item's own reason
   await writeFile(envFile, 'BEDROCK_PORT=19132\n');

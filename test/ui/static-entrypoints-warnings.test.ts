@@ -3,7 +3,7 @@
  * used: the tcp-2222 row says "not published" and why (the `ports:` item with a variable, the `.env`
  * file and line), as the apply job would refuse; once `.env` is fixed, "published" and no warning.
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { tempDir } from '../helpers/build.ts';
@@ -20,7 +20,7 @@ const COMPOSE = `services:
     network_mode: service:gerbil
 `;
 
-type Context = { envFile?: string };
+type Context = { envFile?: string; composeFile?: string };
 
 uiTest<Context>(
   'plugins screen: a .env that cannot be used is named under "not published" for the port a variable item could publish',
@@ -36,6 +36,16 @@ uiTest<Context>(
       `services.gerbil.ports[1] "\${SSH_PORT}:2222" uses variables, and the .env file ${envFile}:2 cannot be used: the value of SSH_PORT has no closing "`,
     );
     t.is(await gerbilCell('web').locator('[data-warnings]').count(), 0);
+    // Sync adds the entry point but writes no second 2222 mapping beside the unreadable item, and says why
+    const section = page.locator('[data-section="entrypoints"]');
+    await section.getByRole('button', { name: 'Sync' }).click();
+    const notice = section.getByRole('status');
+    await notice.waitFor();
+    t.regex(
+      await notice.innerText(),
+      /Not synced — tcp-2222: port 2222\/tcp not published on gerbil: services\.gerbil\.ports\[1\] "\$\{SSH_PORT\}:2222" uses variables, and the \.env file .*:2 cannot be used/,
+    );
+    t.false((await readFile(t.context.composeFile!, 'utf8')).includes('"2222:2222"'));
 
     await writeFile(envFile, '# gerbil\nSSH_PORT=2222\n');
     await page.reload();
@@ -48,9 +58,12 @@ uiTest<Context>(
       const dir = await tempDir(t, 'sm-ui-env-');
       const compose = path.join(dir, 'docker-compose.yml');
       await writeFile(compose, COMPOSE);
+      t.context.composeFile = compose;
       t.context.envFile = path.join(dir, '.env');
       await writeFile(t.context.envFile, '# gerbil\nSSH_PORT="2222\n');
-      return { stack: { compose_file: compose } };
+      const staticFile = path.join(dir, 'traefik.yml');
+      await writeFile(staticFile, 'entryPoints:\n  web:\n    address: ":80"\n');
+      return { stack: { compose_file: compose }, proxy: { static_config_path: staticFile } };
     },
   },
 );

@@ -90,11 +90,14 @@ export function EntryPoints({
         result.added.length > 0 ? `added ${result.added.join(', ')}` : null,
         result.published.length > 0 ? `published ${result.published.join(', ')} on Gerbil` : null,
       ].filter(Boolean);
-      setNotice(
+      const skipped = result.skipped.map((s) => `${s.name}: ${s.reason}`).join('; ');
+      const done =
         parts.length > 0
           ? `Synced: ${parts.join('; ')}. Apply to restart ${result.restart_required.join(' and ')}.`
-          : 'Nothing to sync: every entry point routers use is in the static config and published.',
-      );
+          : skipped
+            ? 'Nothing synced.'
+            : 'Nothing to sync: every entry point routers use is in the static config and published.';
+      setNotice(skipped ? `${done} Not synced — ${skipped}.` : done);
       list.reload();
     });
   // no compose file configured (every published_on_gerbil is null): Gerbil's ports are unknown, so
