@@ -18,6 +18,8 @@ export interface ClusterNode {
   name: string;
   app: FastifyInstance;
   dataDir: string;
+  /** Closes the app and leaves the cluster (a clean shutdown: the lease is revoked, another node leads at once). */
+  stop(): Promise<void>;
 }
 
 export interface ClusterNodeOptions {
@@ -35,6 +37,8 @@ export interface ClusterNodeOptions {
   config?: Record<string, unknown>;
   /** Runs on the data dir before the app is built (e.g. writing its datasources.yaml). */
   prepare?: (dataDir: string) => Promise<void>;
+  /** The app's clock (default: the real one). */
+  now?: () => Date;
 }
 
 /** A manager in the cluster under `options.prefix`, ready. */
@@ -56,11 +60,14 @@ export async function clusterNode(t: ExecutionContext, options: ClusterNodeOptio
     ...options.config,
   });
   const cluster = joinCluster(config.cluster, pino({ level: 'silent' }), dir);
-  const app = await buildApp({ config, groups: builtinGroups, logger: false, cluster });
-  t.teardown(async () => {
-    await app.close();
-    await cluster.close();
-  });
+  const app = await buildApp({ config, groups: builtinGroups, logger: false, cluster, now: options.now });
+  let stopped: Promise<void> | null = null;
+  const stop = () =>
+    (stopped ??= (async () => {
+      await app.close();
+      await cluster.close();
+    })());
+  t.teardown(stop);
   await app.ready();
-  return { name, app, dataDir: dir };
+  return { name, app, dataDir: dir, stop };
 }
