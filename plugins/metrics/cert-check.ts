@@ -3,12 +3,13 @@
  * Traefik's metrics and acme.json, keeps each CN's notAfter for
  * `stackmanager_certificate_not_after_timestamp_seconds{cn}`, and publishes a `certificate` event
  * `{cn, not_after, days_left, threshold, source}` the first time a certificate is within 14, 3 or 0
- * days (once per threshold per certificate, remembered across restarts: cert-notices.ts). A source
+ * days (once per threshold per certificate, remembered across restarts and leader changes:
+ * cert-notices.ts). A source
  * that fails is logged and skipped; the other one still counts.
  */
 import type { Sample } from './series.ts';
 import { readAcmeFile, readTraefikMetrics, type CertificateReading, type CertificateSource } from './cert-sources.ts';
-import { CertificateNotices, thresholdFor, type ThresholdDays } from './cert-notices.ts';
+import { CertificateNotices, thresholdFor, type NoticeStore, type ThresholdDays } from './cert-notices.ts';
 
 /** Time allowed for one read of Traefik's metrics page. */
 export const METRICS_READ_TIMEOUT_MS = 10_000;
@@ -66,7 +67,8 @@ export interface CertificateCheckOptions {
   intervalMs: number;
   /** Time allowed for one read of Traefik's metrics (default METRICS_READ_TIMEOUT_MS). */
   readTimeoutMs?: number;
-  dataDir: string;
+  /** Where the record of announced thresholds is kept (the data store: replicated in cluster mode). */
+  store: NoticeStore;
   now: () => Date;
   /** Only the cluster leader announces (every node fills the gauge). */
   announces: () => boolean;
@@ -94,7 +96,7 @@ export class CertificateCheck {
   private checkedAt: string | null = null;
 
   constructor(private readonly options: CertificateCheckOptions) {
-    this.notices = new CertificateNotices(options.dataDir);
+    this.notices = new CertificateNotices(options.store);
   }
 
   get enabled(): boolean {
@@ -208,6 +210,8 @@ export class CertificateCheck {
 
   private async announce(readings: CertificateReading[]): Promise<void> {
     if (!this.options.announces()) return;
+    // another node may have led (and announced) since this one last did: its record counts too
+    await this.notices.reload();
     const nowMs = this.options.now().getTime();
     let changed = false;
     for (const reading of readings) {
@@ -228,7 +232,10 @@ export class CertificateCheck {
       await this.notices
         .save(Math.floor(nowMs / 1000))
         .catch((err: Error) =>
-          this.options.log.warn({ error: err.message }, 'certificate notices not saved; a restart may repeat them'),
+          this.options.log.warn(
+            { error: err.message },
+            'certificate notices not saved; a restart or another leader may repeat them',
+          ),
         );
   }
 }

@@ -66,7 +66,7 @@ async function metrics(app: FastifyInstance): Promise<void> {
     metricsUrl: app.config.proxy.metrics_url,
     acmePath: app.config.proxy.acme_path,
     intervalMs: app.config.certs.check_interval_s * 1000,
-    dataDir: app.store.dataDir,
+    store: app.store,
     now: () => app.now(),
     announces: () => app.cluster.isLeader(),
     publish: (event) => app.events.publish('certificate', event),

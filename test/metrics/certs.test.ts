@@ -4,7 +4,7 @@
  * a `certificate` event goes out once per threshold (14, 3, 0 days) per certificate, also across a
  * restart. The clock is the app's injectable one: days pass without waiting.
  */
-import { stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -109,8 +109,8 @@ test.serial(
         ['later.example.test', 60, 'acme'],
       ],
     );
-    // remembered in the data dir, hidden from the store's watcher, private
-    const notices = await stat(path.join(dataDir, '.cache', 'certificate-notices.json'));
+    // remembered in a data file (replicated in cluster mode: test/cluster/certificate-notices), private
+    const notices = await stat(path.join(dataDir, 'certificate-notices.json'));
     t.is(notices.mode & 0o777, 0o600);
     await first.app.close();
 
@@ -134,6 +134,37 @@ test.serial(
         source: 'acme',
       },
     ]);
+  },
+);
+
+test.serial(
+  'an upgrade keeps the record of the old .cache/certificate-notices.json: nothing announced again, the next threshold once',
+  async (t) => {
+    const dir = await tempDir(t);
+    const dataDir = path.join(dir, 'data');
+    const acmePath = path.join(dir, 'acme.json');
+    let clock = Date.now();
+    const now = () => new Date(clock);
+    const soon = makeCertificate('old.example.test', new Date(clock + 5 * DAY_MS + 3_600_000));
+    await writeFile(acmePath, acmeJson([soon]), { mode: 0o600 });
+    // what a version before the cluster fix wrote: threshold 14 announced
+    await mkdir(path.join(dataDir, '.cache'), { recursive: true });
+    const legacy = { format: 1, notices: [{ cn: soon.cn, not_after: soon.notAfter, threshold: 14 }] };
+    await writeFile(path.join(dataDir, '.cache', 'certificate-notices.json'), JSON.stringify(legacy), { mode: 0o600 });
+
+    const { app, events } = await start(t, dataDir, { proxy: { acme_path: acmePath } }, now);
+    await twoChecks(app);
+    t.deepEqual(events, []);
+    clock += 3 * DAY_MS;
+    await twoChecks(app);
+    await twoChecks(app);
+    t.deepEqual(
+      events.map((event) => [event.cn, event.days_left, event.threshold]),
+      [['old.example.test', 2, 3]],
+    );
+    // the new record holds the threshold 3 notice
+    const saved = JSON.parse(await readFile(path.join(dataDir, 'certificate-notices.json'), 'utf8'));
+    t.deepEqual(saved.notices, [{ cn: soon.cn, not_after: soon.notAfter, threshold: 3 }]);
   },
 );
 
@@ -207,7 +238,10 @@ test('close() aborts a read of Traefik metrics that hangs: shutdown does not wai
     intervalMs: 3_600_000,
     // longer than the suite's timeout: close() resolving at all proves the read was aborted
     readTimeoutMs: 24 * 3_600_000,
-    dataDir: await tempDir(t),
+    store: {
+      readRaw: async () => undefined,
+      writeRaw: async () => t.fail('nothing to record'),
+    },
     now: () => new Date(),
     announces: () => true,
     publish: () => t.fail('nothing to announce'),
