@@ -297,23 +297,82 @@ function invalidSeparator(literal: string): number {
   return previous === '_' ? literal.length - 1 : -1;
 }
 
+/**
+ * A computation that may need another one first, without recursion: Go reads expressions nested
+ * 100000 levels deep (its stack grows), far deeper than this process's stack (20000 parentheses
+ * overflowed it). `later(first, then)` runs `first`, then `then` with its value; settle() runs the
+ * chain with a stack of its own. The parser and every walk over a GoExpr go through it.
+ */
+export type Deep<T> = T | Later<T>;
+class Later<T> {
+  constructor(
+    readonly first: () => Deep<T>,
+    readonly then: (value: T) => Deep<T>,
+  ) {}
+}
+export const later = <T>(first: () => Deep<T>, then: (value: T) => Deep<T>): Deep<T> => new Later(first, then);
+
+/** The value of `step`, each `later` run in turn on an explicit stack. */
+export function settle<T>(step: Deep<T>): T {
+  const pending: Array<(value: T) => Deep<T>> = [];
+  for (;;) {
+    if (step instanceof Later) {
+      pending.push(step.then);
+      step = step.first();
+    } else {
+      const then = pending.pop();
+      if (!then) return step;
+      step = then(step);
+    }
+  }
+}
+
+/** `one` of each of `items` in turn, then `done` with their values. */
+export function each<I, T>(items: I[], one: (item: I) => Deep<T>, done: (values: T[]) => Deep<T>): Deep<T> {
+  const values: T[] = [];
+  const step = (): Deep<T> =>
+    values.length === items.length
+      ? done(values)
+      : later(
+          () => one(items[values.length]),
+          (value) => {
+            values.push(value);
+            return step();
+          },
+        );
+  return step();
+}
+
+/** go/parser's maxNestLev: deeper, ParseExpr fails with `exceeded max nesting depth`. */
+export const GO_MAX_NESTING = 100_000;
+
 /** The expression of `src` as Go's parser.ParseExpr reads it, or Go's first error. */
 export function parseGoExpression(src: string): { expr: GoExpr } | { error: string } {
   const errors: Array<{ offset: number; line: number; message: string }> = [];
   // Go's lines start after each '\n' that is not the last byte: the end of `a\n` is on line 1
-  const lineStart = (offset: number) => {
-    let newline = offset > 0 ? src.lastIndexOf('\n', offset - 1) : -1;
-    if (newline === src.length - 1) newline = newline > 0 ? src.lastIndexOf('\n', newline - 1) : -1;
-    return newline + 1;
+  const newlines: number[] = [];
+  for (let at = src.indexOf('\n'); at >= 0 && at < src.length - 1; at = src.indexOf('\n', at + 1)) newlines.push(at);
+  /** How many line-starting newlines stand before `offset` (binary search: errors may come by the thousand). */
+  const newlinesBefore = (offset: number) => {
+    let [low, high] = [0, newlines.length];
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (newlines[middle] < offset) low = middle + 1;
+      else high = middle;
+    }
+    return low;
   };
-  const lineOf = (offset: number) => src.slice(0, lineStart(offset)).split('\n').length;
+  const lineStart = (offset: number) => {
+    const count = newlinesBefore(offset);
+    return count === 0 ? 0 : newlines[count - 1] + 1;
+  };
+  const lineOf = (offset: number) => newlinesBefore(offset) + 1;
   const report = (offset: number, message: string) => errors.push({ offset, line: lineOf(offset), message });
   const scanner = new Scanner(src, report);
   let token = scanner.next();
   const next = () => {
     token = scanner.next();
   };
-  /** Go's parser keeps one error per line: a second one on the line of the last is dropped. */
   /**
    * Go's parser.error: an error on the line of the last one is dropped, parsing stops after 10;
    * otherwise parsing goes on as Go's does, so the count of errors matches.
@@ -328,6 +387,14 @@ export function parseGoExpression(src: string): { expr: GoExpr } | { error: stri
   const stop = (offset: number, message: string): never => {
     error(offset, message);
     throw new Stop();
+  };
+  /**
+   * Go's nestLev, counted where go/parser counts it (each unary expression; each round of the
+   * binary and primary expression loops; tryIdentOrType): past GO_MAX_NESTING Go gives up.
+   */
+  let level = 0;
+  const nest = () => {
+    if (++level > GO_MAX_NESTING) stop(token.offset, 'exceeded max nesting depth');
   };
   const found = () =>
     token.tok === 'SEMICOLON' && token.lit === '\n'
@@ -355,8 +422,9 @@ export function parseGoExpression(src: string): { expr: GoExpr } | { error: stri
       next();
     } while (depth > 0);
   };
+  const full = () => expression(1);
 
-  const operand = (): GoExpr => {
+  const operand = (): Deep<GoExpr> => {
     const { tok, lit } = token;
     if (tok === 'IDENT') {
       next();
@@ -368,9 +436,14 @@ export function parseGoExpression(src: string): { expr: GoExpr } | { error: stri
     }
     if (tok === '(') {
       next();
-      const x = expression(1);
-      expect(')');
-      return { kind: 'ParenExpr', x };
+      return later(full, (x) => {
+        expect(')');
+        return { kind: 'ParenExpr', x };
+      });
+    }
+    if (tok !== 'func') {
+      nest(); // Go's tryIdentOrType
+      level--;
     }
     if (TYPE_START.has(tok))
       stop(token.offset, `'${tok}' starts a Go type or function literal, which these expressions cannot use`);
@@ -379,54 +452,66 @@ export function parseGoExpression(src: string): { expr: GoExpr } | { error: stri
     return { kind: 'BadExpr' };
   };
 
-  const index = (x: GoExpr): GoExpr => {
+  const index = (x: GoExpr): Deep<GoExpr> => {
     next();
     const parts: GoExpr[] = [];
     let slice = false;
-    while (token.tok !== ']') {
-      if (token.tok === ':') {
-        slice = true;
-        next();
-      } else if (token.tok === ',') {
-        next();
-        // the arguments of a generic instance are types: a literal is Go's error
-        const { tok } = token as Token;
-        if (LITERALS.has(tok) && tok !== 'IDENT') stop(token.offset, `expected type, found ${found()}`);
-      } else {
-        parts.push(expression(1));
-        if (![':', ',', ']'].includes(token.tok)) stop(token.offset, `expected ']', found ${found()}`);
+    const more = (): Deep<GoExpr> => {
+      while (token.tok !== ']') {
+        if (token.tok === ':') {
+          slice = true;
+          next();
+        } else if (token.tok === ',') {
+          next();
+          // the arguments of a generic instance are types: a literal is Go's error
+          const { tok } = token as Token;
+          if (LITERALS.has(tok) && tok !== 'IDENT') stop(token.offset, `expected type, found ${found()}`);
+        } else
+          return later(full, (part) => {
+            parts.push(part);
+            if (![':', ',', ']'].includes(token.tok)) stop(token.offset, `expected ']', found ${found()}`);
+            return more();
+          });
       }
-    }
-    next();
-    if (slice) return { kind: 'SliceExpr' };
-    return parts.length === 1 ? { kind: 'IndexExpr', x, index: parts[0] } : { kind: 'IndexListExpr' };
+      next();
+      if (slice) return { kind: 'SliceExpr' };
+      return parts.length === 1 ? { kind: 'IndexExpr', x, index: parts[0] } : { kind: 'IndexListExpr' };
+    };
+    return more();
   };
 
-  const call = (fun: GoExpr): GoExpr => {
+  const call = (fun: GoExpr): Deep<GoExpr> => {
     next();
     const args: GoExpr[] = [];
-    let ellipsis = false;
-    while (token.tok !== ')' && token.tok !== 'EOF' && !ellipsis) {
-      args.push(expression(1));
-      if (token.tok === '...') {
-        ellipsis = true;
+    const close = (): GoExpr => {
+      if (token.tok !== ')' && newline()) {
+        error(token.offset, "missing ',' before newline in argument list");
         next();
       }
-      if (token.tok === ')') break;
-      // Go "inserts" the missing comma and goes on past the token
-      if (token.tok !== ',') error(token.offset, `missing ','${newline() ? ' before newline' : ''} in argument list`);
-      next();
-    }
-    if (token.tok !== ')' && newline()) {
-      error(token.offset, "missing ',' before newline in argument list");
-      next();
-    }
-    expect(')');
-    return { kind: 'CallExpr', fun, args };
+      expect(')');
+      return { kind: 'CallExpr', fun, args };
+    };
+    const more = (): Deep<GoExpr> => {
+      if (token.tok === ')' || token.tok === 'EOF') return close();
+      return later(full, (arg) => {
+        args.push(arg);
+        let ellipsis = false;
+        if (token.tok === '...') {
+          ellipsis = true;
+          next();
+        }
+        if (token.tok === ')') return close();
+        // Go "inserts" the missing comma and goes on past the token
+        if (token.tok !== ',') error(token.offset, `missing ','${newline() ? ' before newline' : ''} in argument list`);
+        next();
+        return ellipsis ? close() : more();
+      });
+    };
+    return more();
   };
 
   /** After `.`: a selector `x.name`, a type assertion `x.(T)`, or Go's error. */
-  const selector = (x: GoExpr): GoExpr => {
+  const selector = (x: GoExpr): Deep<GoExpr> => {
     next();
     const { tok, lit } = token;
     if (tok === 'IDENT') {
@@ -435,58 +520,75 @@ export function parseGoExpression(src: string): { expr: GoExpr } | { error: stri
     }
     if (tok === '(') {
       next();
-      if (token.tok === 'type') next();
-      else expression(1);
-      expect(')');
-      return { kind: 'TypeAssertExpr' };
+      const close = (): GoExpr => {
+        expect(')');
+        return { kind: 'TypeAssertExpr' };
+      };
+      if (token.tok !== 'type') return later(full, close);
+      next();
+      return close();
     }
     expected('selector or type assertion');
     if (tok !== '}') next();
     return { kind: 'SelectorExpr', x, sel: '_' };
   };
 
-  const primary = (): GoExpr => {
-    let x = operand();
-    for (;;) {
-      if (token.tok === '.') x = selector(x);
-      else if (token.tok === '[') x = index(x);
-      else if (token.tok === '(') x = call(x);
-      else if (token.tok === '{' && (x.kind === 'Ident' || (x.kind === 'SelectorExpr' && x.x.kind === 'Ident'))) {
-        skipBraces();
-        x = { kind: 'CompositeLit' };
-      } else return x;
+  /** Go's parsePrimaryExpr loop after the operand; `rounds` is its count of nesting levels. */
+  const primary = (x: GoExpr, rounds: number): Deep<GoExpr> => {
+    nest();
+    const again = (y: GoExpr) => primary(y, rounds + 1);
+    if (token.tok === '.') return later(() => selector(x), again);
+    if (token.tok === '[') return later(() => index(x), again);
+    if (token.tok === '(') return later(() => call(x), again);
+    if (token.tok === '{' && (x.kind === 'Ident' || (x.kind === 'SelectorExpr' && x.x.kind === 'Ident'))) {
+      skipBraces();
+      return again({ kind: 'CompositeLit' });
     }
+    level -= rounds + 1;
+    return x;
   };
 
-  const unary = (): GoExpr => {
+  const unary = (): Deep<GoExpr> => {
+    nest();
     const op = token.tok;
+    const leave = (x: GoExpr) => {
+      level--;
+      return x;
+    };
     if (UNARY.has(op)) {
       next();
-      return { kind: 'UnaryExpr', op, x: unary() };
+      return later(unary, (x) => leave({ kind: 'UnaryExpr', op, x }));
     }
     if (op === '*') {
       next();
-      unary();
-      return { kind: 'StarExpr' };
+      return later(unary, () => leave({ kind: 'StarExpr' }));
     }
-    return primary();
+    return later(() => later(operand, (x) => primary(x, 0)), leave);
   };
 
-  function expression(lowest: number): GoExpr {
-    let x = unary();
-    for (;;) {
+  /** Go's parseBinaryExpr: the operand, then each operator of `lowest` precedence or more. */
+  function expression(lowest: number): Deep<GoExpr> {
+    const loop = (x: GoExpr, rounds: number): Deep<GoExpr> => {
+      nest();
       // in an expression Go reads `=` as a mistyped `==`: the error, then `==`
       const op = token.tok === '=' ? '==' : token.tok;
       const precedence = PRECEDENCE[op] ?? 0;
-      if (precedence < lowest) return x;
-      expect(token.tok === '=' ? '==' : op);
-      x = { kind: 'BinaryExpr', op, x, y: expression(precedence + 1) };
-    }
+      if (precedence < lowest) {
+        level -= rounds + 1;
+        return x;
+      }
+      expect(op);
+      return later(
+        () => expression(precedence + 1),
+        (y) => loop({ kind: 'BinaryExpr', op, x, y }, rounds + 1),
+      );
+    };
+    return later(unary, (x) => loop(x, 0));
   }
 
   let expr: GoExpr | null = null;
   try {
-    expr = expression(1);
+    expr = settle(full());
     if (token.tok === 'SEMICOLON' && token.lit === '\n') next();
     expect('EOF');
   } catch (error) {
