@@ -1,11 +1,12 @@
 /**
  * Which expiry thresholds (14, 3, 0 days) were already announced for which certificate, kept in the
- * data file `certificate-notices.json` so neither a restart nor a new cluster leader announces them
+ * data file `metrics/certificate-notices.yaml` so neither a restart nor a new cluster leader announces them
  * again: it is written through the store, so in cluster mode it is replicated through etcd like any
  * data file, and the leader that takes over reads what the old one recorded (it is re-read before
  * each round of announcements). A certificate is its CN and notAfter: a renewed one is a new certificate.
  */
 import path from 'node:path';
+import { parse, stringify } from 'yaml';
 import type { YamlStore } from '../../core/store/types.ts';
 
 export const THRESHOLDS_DAYS = [14, 3, 0] as const;
@@ -14,8 +15,8 @@ export type ThresholdDays = (typeof THRESHOLDS_DAYS)[number];
 /** Notices of certificates that expired longer ago than this are forgotten. */
 const FORGET_AFTER_S = 60 * 86_400;
 
-/** The record, relative to the data dir: not hidden, so replicated in cluster mode. */
-export const NOTICES_FILE = 'certificate-notices.json';
+/** The record, relative to the data dir (a YAML file like every data file, API.md §3): not hidden, so replicated in cluster mode. */
+export const NOTICES_FILE = path.join('metrics', 'certificate-notices.yaml');
 /** Where versions before the cluster fix kept it (one node's cache): still read, so an upgrade repeats nothing. */
 export const LEGACY_NOTICES_FILE = path.join('.cache', 'certificate-notices.json');
 
@@ -68,7 +69,7 @@ export class CertificateNotices {
       not_after: notice.notAfter,
       threshold: notice.threshold,
     }));
-    await this.store.writeRaw(NOTICES_FILE, `${JSON.stringify({ format: 1, notices }, null, 1)}\n`, 0o600);
+    await this.store.writeRaw(NOTICES_FILE, stringify({ format: 1, notices }), 0o600);
   }
 
   private async merge(relative: string): Promise<void> {
@@ -76,7 +77,8 @@ export class CertificateNotices {
     try {
       const bytes = await this.store.readRaw(relative);
       if (!bytes) return;
-      saved = JSON.parse(bytes.toString('utf8')) as { notices?: unknown };
+      // YAML (JSON is YAML too: the legacy cache file reads the same way)
+      saved = parse(bytes.toString('utf8')) as { notices?: unknown };
     } catch {
       return;
     }

@@ -7,6 +7,7 @@
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { parse } from 'yaml';
 import anyTest, { type TestFn } from 'ava';
 import type { FastifyInstance } from 'fastify';
 import type { CertificateEvent } from '../../plugins/metrics/index.ts';
@@ -117,7 +118,7 @@ serial(
     await twoChecks(b.app);
     t.deepEqual(events.b, [notice(2, 3)]);
     // the record is the replicated data file: B's now holds the 3-day notice
-    const record = JSON.parse(await readFile(path.join(b.dataDir, 'certificate-notices.json'), 'utf8'));
+    const record = parse(await readFile(path.join(b.dataDir, 'metrics', 'certificate-notices.yaml'), 'utf8'));
     t.deepEqual(record.notices, [{ cn: 'mail.example.test', not_after: certificate.notAfter, threshold: 3 }]);
   },
 );

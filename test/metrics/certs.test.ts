@@ -8,6 +8,7 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { parse } from 'yaml';
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../core/app.ts';
@@ -110,7 +111,7 @@ test.serial(
       ],
     );
     // remembered in a data file (replicated in cluster mode: test/cluster/certificate-notices), private
-    const notices = await stat(path.join(dataDir, 'certificate-notices.json'));
+    const notices = await stat(path.join(dataDir, 'metrics', 'certificate-notices.yaml'));
     t.is(notices.mode & 0o777, 0o600);
     await first.app.close();
 
@@ -163,7 +164,7 @@ test.serial(
       [['old.example.test', 2, 3]],
     );
     // the new record holds the threshold 3 notice
-    const saved = JSON.parse(await readFile(path.join(dataDir, 'certificate-notices.json'), 'utf8'));
+    const saved = parse(await readFile(path.join(dataDir, 'metrics', 'certificate-notices.yaml'), 'utf8'));
     t.deepEqual(saved.notices, [{ cn: soon.cn, not_after: soon.notAfter, threshold: 3 }]);
   },
 );
