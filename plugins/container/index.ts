@@ -56,7 +56,7 @@ async function containers(app: FastifyInstance): Promise<void> {
     'stackJobs',
     stackJobs({ updates, dockerConfig, stableS: settings.update_stable_s, now: () => app.now() }),
   );
-  const notices = new ImageUpdateNotices(app.store.dataDir);
+  const notices = new ImageUpdateNotices(app.store, () => app.now());
   const service = new ContainerService({
     docker,
     stack: membership,
@@ -69,6 +69,7 @@ async function containers(app: FastifyInstance): Promise<void> {
       app.events.publish('image_update', { service, image, current_digest, latest_digest }),
     assertFree: (name) => updates.assertFree(name),
     notices,
+    tells: () => app.cluster.isLeader(),
   });
   const check = new UpdateCheck({
     intervalMs: settings.updates_check_interval_s * 1000,

@@ -23,8 +23,14 @@ export interface ContainerServiceOptions {
   notify?: (change: { name: string; state: string }) => void;
   /** Hears of each image update found by a check, once per service and new registry digest: the `image_update` event. */
   onUpdateAvailable?: (update: ImageUpdateView) => void;
-  /** What was told already, across restarts (update-notices.ts); default: kept in memory only. */
+  /** What was told already, across restarts and leader changes (update-notices.ts); default: kept in memory only. */
   notices?: ImageUpdateNotices;
+  /**
+   * Whether this node tells updates (default: always). In cluster mode only the leader does: the record
+   * is shared, and a node that does not lead would mark as told what it cannot notify (notifications
+   * go out from the leader only).
+   */
+  tells?: () => boolean;
   /** Throws 409 `busy` when an update job holds the container. */
   assertFree?: (name: string) => void;
 }
@@ -47,7 +53,7 @@ export class ContainerService {
   private readonly notices: ImageUpdateNotices;
 
   constructor(private readonly options: ContainerServiceOptions) {
-    this.notices = options.notices ?? new ImageUpdateNotices('');
+    this.notices = options.notices ?? new ImageUpdateNotices(null);
     this.registry = new RegistryDigestCache(
       (reference) => this.lookupLatest(reference),
       options.updatesTtlS * 1000,
@@ -136,13 +142,19 @@ export class ContainerService {
     const found = results
       .filter((r): r is ImageUpdateView => r !== null)
       .sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : 0));
+    if (!(this.options.tells?.() ?? true)) return found;
+    // another node may have led (and told) since this one last did: its record counts too
+    await this.notices.reload();
     let changed = false;
     for (const update of found) changed = this.announce(update) || changed;
     if (changed)
       await this.notices
         .save()
         .catch((err: Error) =>
-          this.options.log.warn({ error: err.message }, 'image update notices not saved; a restart may repeat them'),
+          this.options.log.warn(
+            { error: err.message },
+            'image update notices not saved; a restart or another leader may repeat them',
+          ),
         );
     return found;
   }

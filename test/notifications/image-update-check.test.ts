@@ -1,11 +1,12 @@
 /**
  * API.md §4.11/§4.21: the background image update check (`containers.updates_check_interval_s`) tells
  * a new registry digest without any GET /api/container/updates, once, and a restart on the same data
- * dir does not tell it again (data/.cache/image-update-notices.json). A private dockerd, a private
+ * dir does not tell it again (data/container/image-update-notices.yaml). A private dockerd, a private
  * registry and a real webhook receiver.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { parse } from 'yaml';
 import { build, tempDir } from '../helpers/build.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { createService, engineAndRegistryTests, STACK } from '../containers/update-support.ts';
@@ -68,8 +69,11 @@ updateTest('a new digest is told once by the background check, and not again aft
   await first.moreChecks(2);
   t.is(receiver.received.length, 1);
   t.is(requestsTo(first.lines), 0, 'no GET /api/container/updates was made');
-  const saved = JSON.parse(await readFile(path.join(dataDir, '.cache', 'image-update-notices.json'), 'utf8'));
-  t.deepEqual(saved.notices, [{ service: 'svc-ok', latest_digest: v2.digest }]);
+  const saved = parse(await readFile(path.join(dataDir, 'container', 'image-update-notices.yaml'), 'utf8'));
+  t.deepEqual(
+    saved.notices.map((n: Record<string, unknown>) => [n.service, n.latest_digest]),
+    [['svc-ok', v2.digest]],
+  );
   await first.app.close();
 
   // the next process checks the same digest: already told
