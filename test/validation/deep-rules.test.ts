@@ -77,40 +77,37 @@ test('retryExpression, circuitBreaker expression and TCP rule checks at 20,000 l
   for (const [check, text, error] of cases) t.is(check(text), error, `${check.name} ${text.slice(0, 40)}…`);
 });
 
-async function listen(app: FastifyInstance): Promise<string> {
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  if (address === null || typeof address === 'string') throw new Error('no TCP address');
-  return `http://127.0.0.1:${address.port}`;
-}
-
-async function send(base: string, method: string, url: string, body?: unknown) {
-  const headers = body === undefined ? undefined : { 'content-type': 'application/json' };
-  const response = await fetch(base + url, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json().catch(() => null)) as any };
+/** The app on a real socket, and a JSON client for it. */
+async function serve(app: FastifyInstance) {
+  const base = await app.listen({ host: '127.0.0.1', port: 0 });
+  const send = async (method: string, url: string, body?: unknown) => {
+    const response = await fetch(base + url, {
+      method,
+      headers: body === undefined ? undefined : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json().catch(() => null)) as any };
+  };
+  return { base, send };
 }
 
 test('POST /api/middlewares: a retryExpression or circuitBreaker expression 20,000 levels deep is created, past the limit 422', async (t) => {
   const app = await build(t, { config: { auth: { mode: 'off' } } });
-  const base = await listen(app);
+  const { send } = await serve(app);
   for (const [type, field, inner] of [
     ['buffering', 'retryExpression', 'IsNetworkError()'],
     ['circuitBreaker', 'expression', 'NetworkErrorRatio() > 0.5'],
   ]) {
-    const created = await send(base, 'POST', '/api/middlewares', {
+    const created = await send('POST', '/api/middlewares', {
       name: `deep ${type}`,
       type,
       config: { [field]: around(DEEP, inner) },
     });
     t.is(created.status, 201, `${type}: ${JSON.stringify(created.body).slice(0, 200)}`);
-    const read = await send(base, 'GET', `/api/middlewares/${created.body.id}`);
+    const read = await send('GET', `/api/middlewares/${created.body.id}`);
     t.is(read.body.config[field], around(DEEP, inner));
 
-    const refused = await send(base, 'POST', '/api/middlewares', {
+    const refused = await send('POST', '/api/middlewares', {
       name: `too deep ${type}`,
       type,
       config: { [field]: around(TOO_DEEP, inner) },
@@ -120,7 +117,7 @@ test('POST /api/middlewares: a retryExpression or circuitBreaker expression 20,0
     t.is(refused.body.details[0].path, `/config/${field}`);
     t.true(refused.body.details[0].message.includes(LIMIT_ERROR), refused.body.details[0].message);
   }
-  t.is((await fetch(`${base}/api/health`)).status, 200);
+  t.is((await send('GET', '/api/health')).status, 200);
 });
 
 /**
@@ -133,7 +130,7 @@ const LONGEST = (1024 - host.length) / 2; // 498 levels: 1024 characters
 
 test('the middleware-manager import (dry run and run): a 1024-character rule 498 levels deep is imported, 20,000 levels are skipped', async (t) => {
   const { app } = await harness(t);
-  const base = await listen(app);
+  const { base, send } = await serve(app);
   const longest = around(LONGEST, host);
   t.is(longest.length, 1024);
   const bytes = await mmDatabase({
@@ -178,15 +175,15 @@ test('the middleware-manager import (dry run and run): a 1024-character rule 498
       query,
     );
   }
-  const nextcloud = await send(base, 'GET', `/api/resources/${NEXTCLOUD}`);
+  const nextcloud = await send('GET', `/api/resources/${NEXTCLOUD}`);
   t.is(nextcloud.body.config.tcp.sni_rule, longest);
-  t.is((await fetch(`${base}/api/health`)).status, 200);
+  t.is((await send('GET', '/api/health')).status, 200);
 });
 
 test('a hand-edited resource file: a rule 20,000 levels deep is an invalid edit, 498 levels are served; the watcher goes on', async (t) => {
   const { app, dataDir } = await harness(t);
-  const base = await listen(app);
-  const put = await send(base, 'PUT', `/api/resources/${NEXTCLOUD}/config/tcp`, {
+  const { send } = await serve(app);
+  const put = await send('PUT', `/api/resources/${NEXTCLOUD}/config/tcp`, {
     enabled: true,
     sni_rule: 'HostSNI(`*.example.com`)',
   });
@@ -204,12 +201,12 @@ test('a hand-edited resource file: a rule 20,000 levels deep is an invalid edit,
     1_000,
   );
   t.regex(bad.message, /is not a TCP rule Traefik can build: invalid value for HostSNI matcher/);
-  t.is((await send(base, 'GET', `/api/resources/${NEXTCLOUD}`)).body.config.tcp.sni_rule, 'HostSNI(`*.example.com`)');
+  t.is((await send('GET', `/api/resources/${NEXTCLOUD}`)).body.config.tcp.sni_rule, 'HostSNI(`*.example.com`)');
 
   const longest = around(LONGEST, host);
   await writeFile(file, withRule(longest));
   const served = await waitFor(async () => {
-    const view = await send(base, 'GET', `/api/resources/${NEXTCLOUD}`);
+    const view = await send('GET', `/api/resources/${NEXTCLOUD}`);
     return view.body.config.tcp.sni_rule === longest ? view.body : null;
   }, 1_000);
   t.is(served.config.tcp.enabled, true);
@@ -217,5 +214,5 @@ test('a hand-edited resource file: a rule 20,000 levels deep is an invalid edit,
     app.store.invalidFiles().find((f) => f.path === file),
     undefined,
   );
-  t.is((await fetch(`${base}/api/health`)).status, 200);
+  t.is((await send('GET', '/api/health')).status, 200);
 });
