@@ -132,4 +132,8 @@ serial('a new leader does not tell again the digest the old leader told, and tel
     record.notices.map((n: { service: string; latest_digest: string }) => [n.service, n.latest_digest]),
     [['svc-ok', v3.digest]],
   );
+  // no collection owns data/container/: the record is not judged, nor listed as an invalid file
+  t.deepEqual(b.app.store.invalidFiles(), []);
+  const status = await b.app.inject({ url: '/api/proxy-config/status' });
+  t.deepEqual(status.json().invalid_files, [], status.body);
 });

@@ -4,10 +4,15 @@
  * dir does not tell it again (data/container/image-update-notices.yaml). A private dockerd, a private
  * registry and a real webhook receiver.
  */
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { build, tempDir } from '../helpers/build.ts';
+import pino from 'pino';
+import type { FastifyInstance } from 'fastify';
+import { AppHost } from '../../core/app-host.ts';
+import { buildApp } from '../../core/app.ts';
+import { builtinGroups } from '../../plugins/index.ts';
+import { build, tempDir, testConfig } from '../helpers/build.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { createService, engineAndRegistryTests, STACK } from '../containers/update-support.ts';
 import { buildAndPush, publishNewer } from '../containers/registry.ts';
@@ -92,4 +97,63 @@ updateTest('a new digest is told once by the background check, and not again aft
   t.true(bodies()[0].message.includes(v2.digest), bodies()[0].message);
   t.true(bodies()[1].message.includes(v3.digest), bodies()[1].message);
   t.is(requestsTo(second.lines), 0);
+});
+
+updateTest('an upgrade keeps the legacy .cache record, and a hot reload tells nothing again', async (t) => {
+  const engine = t.context.engine!;
+  const reference = `${t.context.registry!.host}/stack/svc-bk:1`;
+  const v1 = await buildAndPush(engine, reference, { content: 'bk v1' });
+  await createService(engine.docker, { name: 'svc-bk', image: reference });
+  const v2 = await publishNewer(engine, reference, v1.id, { content: 'bk v2' });
+  const dataDir = path.join(await tempDir(t), 'data');
+  // what a version before the data file recorded: v2 was told
+  await mkdir(path.join(dataDir, '.cache'), { recursive: true });
+  await writeFile(
+    path.join(dataDir, '.cache', 'image-update-notices.json'),
+    JSON.stringify({ format: 1, notices: [{ service: 'svc-bk', latest_digest: v2.digest }] }),
+  );
+  const config = testConfig(dataDir, {
+    auth: { mode: 'off' },
+    docker: { host: '', socket: engine.socket },
+    stack: { containers: STACK, project: '' },
+    containers: { stop_timeout_s: 5, updates_ttl_s: 0, update_stable_s: 1, updates_check_interval_s: 0 },
+    notifications: quietUpstream,
+  });
+  const host = new AppHost(
+    (generation, serverFactory) =>
+      buildApp({ config, groups: builtinGroups, generation, serverFactory, logger: false }),
+    pino({ level: 'silent' }),
+  );
+  t.teardown(() => host.close());
+  const told: string[] = [];
+  const listen = (app: FastifyInstance) =>
+    app.events.listen((type, data) => {
+      // svc-ok of the test before is on the same engine, with an update this data dir never told
+      const update = data as { service: string; latest_digest: string };
+      if (type === 'image_update' && update.service === 'svc-bk') told.push(update.latest_digest);
+    });
+  const check = async () => {
+    const reply = await host.app!.inject({ url: '/api/container/updates' });
+    t.is(reply.statusCode, 200, reply.body);
+    return (reply.json() as Array<Record<string, unknown>>).find((u) => u.service === 'svc-bk')!;
+  };
+
+  listen(await host.start());
+  t.like(await check(), { update_available: true, latest_digest: v2.digest });
+  t.deepEqual(told, [], 'the upgrade told again what the legacy record holds');
+
+  t.true(await host.reload());
+  t.is(host.generation, 2);
+  listen(host.app!);
+  await check();
+  t.deepEqual(told, [], 'the reloaded instance told it again');
+
+  const v3 = await publishNewer(engine, reference, v1.id, { content: 'bk v3' });
+  await check();
+  await check();
+  t.deepEqual(told, [v3.digest]);
+  t.true(await host.reload());
+  listen(host.app!);
+  await check();
+  t.deepEqual(told, [v3.digest]);
 });
