@@ -6,7 +6,7 @@
  * RangeError in the import and the file watcher). The expected errors below were measured with Go
  * 1.26's go/parser (Traefik 3.7.15 is built with Go 1.26.9).
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'ava';
 import type { FastifyInstance } from 'fastify';
@@ -214,5 +214,29 @@ test('a hand-edited resource file: a rule 20,000 levels deep is an invalid edit,
     app.store.invalidFiles().find((f) => f.path === file),
     undefined,
   );
+  t.is((await send('GET', '/api/health')).status, 200);
+});
+
+test('a hand-edited middleware file: a circuitBreaker expression past the limit is an invalid edit, 20,000 levels are served', async (t) => {
+  const app = await build(t, { config: { auth: { mode: 'off' } } });
+  const { send } = await serve(app);
+  const dir = path.join(app.store.dataDir, 'middlewares');
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, 'breaker.yaml');
+  const withExpression = (expression: string) =>
+    `name: Breaker\ntype: circuitBreaker\nconfig:\n  expression: ${JSON.stringify(expression)}\n`;
+
+  await writeFile(file, withExpression(around(TOO_DEEP, 'NetworkErrorRatio() > 0.5')));
+  const invalid = await waitFor(() => app.store.invalidFiles().find((f) => f.path === file) ?? null, 1_000);
+  t.true(invalid.message.includes(LIMIT_ERROR), invalid.message.slice(0, 200));
+  t.is((await send('GET', '/api/middlewares/breaker')).status, 404);
+
+  const deep = around(DEEP, 'NetworkErrorRatio() > 0.5');
+  await writeFile(file, withExpression(deep));
+  const served = await waitFor(async () => {
+    const reply = await send('GET', '/api/middlewares/breaker');
+    return reply.status === 200 ? reply.body : null;
+  }, 1_000);
+  t.is(served.config.expression, deep);
   t.is((await send('GET', '/api/health')).status, 200);
 });
