@@ -266,7 +266,11 @@ test('ports written with ${VAR} count as published by the values of the .env bes
     dry.body.skipped[0].reason,
     /^port 2222\/tcp not published on gerbil: services\.gerbil\.ports\[3\] "\$\{SSH_PORT\}:\$\{SSH_PORT\}" cannot be read: SSH_PORT is not set .* — fix it, then sync again$/,
   );
-  t.deepEqual(dry.body.added, ['tcp-5432', 'udp-19132'], 'the static config entries are still added (tcp-2222 is there)');
+  t.deepEqual(
+    dry.body.added,
+    ['tcp-5432', 'udp-19132'],
+    'the static config entries are still added (tcp-2222 is there)',
+  );
 
   await writeFile(path.join(path.dirname(composeFile), '.env'), 'SSH_PORT=2222\nPG_PORT=5432\n');
   t.like(await published(), { websecure: true, 'tcp-2222': true, 'tcp-5432': true, 'udp-19132': false });
