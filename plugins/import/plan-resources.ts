@@ -5,6 +5,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { Value } from '@sinclair/typebox/value';
+import { explainSchema } from '../../core/errors/explain.ts';
 import '../../core/formats.ts'; // registers the go-duration format the schemas use
 import { CONFIG_SCHEMAS, HEADER_NAME, type ConfigKind } from '../../model/resource-config.ts';
 import { tcpRuleError } from '../../model/tcp-rule.ts';
@@ -213,6 +214,9 @@ function configProblem(kind: ConfigKind, config: Record<string, unknown>): strin
   const schema = CONFIG_SCHEMAS[kind];
   const maps = [config.request, config.request_headers];
   if (!Value.Check(schema, config)) {
+    // the explainer's message, as the API and hand edits give it ("must NOT have more than 1024 characters"), not TypeBox's "Expected union value"
+    const explained = explainSchema(schema, config)[0];
+    if (explained) return `${kind}${explained.path} ${explained.message}`;
     const first = [...Value.Errors(schema, config)][0];
     return `${kind}${first?.path ?? ''} ${first?.message ?? 'is invalid'}`;
   }

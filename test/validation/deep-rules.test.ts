@@ -161,7 +161,7 @@ test('the middleware-manager import (dry run and run): a 1024-character rule 498
     const reasons = Object.fromEntries(
       reply.body.skipped.map((s: { name: string; reason: string }) => [s.name, s.reason]),
     );
-    t.regex(reasons[`${GRAFANA} tcp`] ?? '', /^tcp\/sni_rule /, query);
+    t.regex(reasons[`${GRAFANA} tcp`] ?? '', /^tcp\/sni_rule must NOT have more than 1024 characters/, query);
     t.regex(
       reasons[`${WIKI} tcp`] ?? JSON.stringify(reasons).slice(0, 300),
       /is not a TCP rule Traefik can build: invalid value for HostSNI matcher, "a b" is not a valid hostname/,
