@@ -6,12 +6,12 @@
  * both managers talk to (one host), checks driven by GET /api/container/updates (the background
  * check runs the same code on the leader).
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'yaml';
 import anyTest, { type TestFn } from 'ava';
 import type { FastifyInstance } from 'fastify';
-import { clusterNode } from '../helpers/cluster-node.ts';
+import { clusterNode, waitInStep } from '../helpers/cluster-node.ts';
 import { etcdSkipReason, startEtcdCluster, type EtcdCluster } from '../helpers/etcd.ts';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -60,18 +60,6 @@ async function check(app: FastifyInstance): Promise<void> {
   if (reply.statusCode !== 200) throw new Error(`GET /api/container/updates: ${reply.statusCode} ${reply.body}`);
 }
 
-/** The replicated files of a data dir (not hidden, not the audit log) and their bytes. */
-async function replicatedFiles(dir: string, under = ''): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const entry of await readdir(path.join(dir, under), { withFileTypes: true })) {
-    const relative = under ? `${under}/${entry.name}` : entry.name;
-    if (entry.name.startsWith('.') || entry.name.endsWith('.tmp') || entry.name.startsWith('audit.log')) continue;
-    if (entry.isDirectory()) Object.assign(out, await replicatedFiles(dir, relative));
-    else if (entry.isFile()) out[relative] = await readFile(path.join(dir, relative), 'utf8');
-  }
-  return out;
-}
-
 serial('a new leader does not tell again the digest the old leader told, and tells a newer one once', async (t) => {
   const { engine, registry } = t.context;
   const reference = `${registry.host}/stack/svc-ok:1`;
@@ -103,15 +91,7 @@ serial('a new leader does not tell again the digest the old leader told, and tel
   t.deepEqual(events.b, [], 'a node that does not lead told an update');
 
   // the cluster has brought B's data dir in step with A's (whatever A wrote that is replicated)
-  await waitFor(
-    async () => {
-      const [onA, onB] = await Promise.all([replicatedFiles(a.dataDir), replicatedFiles(b.dataDir)]);
-      const sorted = (files: Record<string, string>) => JSON.stringify(Object.entries(files).sort());
-      return sorted(onA) === sorted(onB);
-    },
-    2_000,
-    50,
-  );
+  await waitInStep(a, b, 2_000);
   // A shuts down cleanly: B leads at once
   await a.stop();
   await waitFor(() => b.app.cluster.isLeader(), 10_000);

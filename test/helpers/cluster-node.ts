@@ -3,6 +3,7 @@
  * mode on a real etcd (helpers/etcd.ts) under a per-test key prefix, the fake Pangolin as its active
  * source, auth off; the app and its membership are closed when the test ends.
  */
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ExecutionContext } from 'ava';
 import type { FastifyInstance } from 'fastify';
@@ -13,6 +14,7 @@ import { builtinGroups } from '../../plugins/index.ts';
 import { tempDir, testConfig } from './build.ts';
 import type { EtcdCluster } from './etcd.ts';
 import type { FakeUpstream } from './fake-upstream.ts';
+import { waitFor } from './wait.ts';
 
 export interface ClusterNode {
   name: string;
@@ -70,4 +72,26 @@ export async function clusterNode(t: ExecutionContext, options: ClusterNodeOptio
   t.teardown(stop);
   await app.ready();
   return { name, app, dataDir: dir, stop };
+}
+
+/** The replicated files of a data dir (not hidden, not temp files, not the audit log) and their bytes. */
+export async function replicatedFiles(dir: string, under = ''): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const entry of await readdir(path.join(dir, under), { withFileTypes: true })) {
+    const relative = under ? `${under}/${entry.name}` : entry.name;
+    if (entry.name.startsWith('.') || entry.name.endsWith('.tmp') || entry.name.startsWith('audit.log')) continue;
+    if (entry.isDirectory()) Object.assign(out, await replicatedFiles(dir, relative));
+    else if (entry.isFile()) out[relative] = await readFile(path.join(dir, relative), 'utf8');
+  }
+  return out;
+}
+
+/** Waits until the cluster has brought `b`'s data dir in step with `a`'s (the same replicated files, byte for byte). */
+export async function waitInStep(a: ClusterNode, b: ClusterNode, expectedMs = 1_000): Promise<void> {
+  const sorted = (files: Record<string, string>) => JSON.stringify(Object.entries(files).sort());
+  await waitFor(
+    async () => sorted(await replicatedFiles(a.dataDir)) === sorted(await replicatedFiles(b.dataDir)),
+    expectedMs,
+    50,
+  );
 }
