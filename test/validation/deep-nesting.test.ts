@@ -5,12 +5,11 @@
  * route of the OpenAPI document gets 2,000-level arrays and objects at the body root and in each body
  * field, over a real socket; nothing may be written and the server must answer afterwards.
  */
-import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'ava';
-import type { FastifyInstance } from 'fastify';
 import { build } from '../helpers/build.ts';
+import { bodyWith, listen, snapshot as snapshotOf, writeOperations } from '../helpers/openapi-operations.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { mmDatabase } from '../import/mm-db.ts';
 import { harness } from '../resources/support.ts';
@@ -24,88 +23,21 @@ const BODY_IGNORED = new Set(['/api/mtls/verify']);
 /** Files every request may append to (API.md §2.11), so not "written" in the sense of this test. */
 const APPEND_ONLY = new Set(['audit.log']);
 
-interface Operation {
-  method: string;
-  url: string;
-  /** Top-level body fields of the request schema, and the nested ones (JSON Pointers, no root). */
-  fields: string[];
-}
-
-type Schema = { type?: string | string[]; properties?: Record<string, Schema>; $ref?: string; items?: Schema };
-
-/** Pointers of every property in a request schema (nested objects too, and array items as /0). */
-function fieldsOf(schema: Schema | undefined, prefix = '', depth = 0): string[] {
-  if (!schema || depth > 4) return [];
-  const out: string[] = [];
-  for (const [name, child] of Object.entries(schema.properties ?? {})) {
-    const at = `${prefix}/${name}`;
-    out.push(at, ...fieldsOf(child, at, depth + 1));
-    if (child.items) out.push(`${at}/0`, ...fieldsOf(child.items, `${at}/0`, depth + 1));
-  }
-  return out;
-}
-
-async function writeOperations(app: FastifyInstance): Promise<Operation[]> {
-  const document = (await app.inject({ url: '/api/openapi.json' })).json() as {
-    paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: Schema }> } }>>;
-  };
-  const operations: Operation[] = [];
-  for (const [url, item] of Object.entries(document.paths))
-    for (const [method, operation] of Object.entries(item)) {
-      if (!['post', 'put', 'patch', 'delete'].includes(method) || BODY_IGNORED.has(url)) continue;
-      operations.push({
-        method: method.toUpperCase(),
-        url: url.replaceAll(/\{[^}]+\}/g, 'deep-probe'),
-        fields: fieldsOf(operation.requestBody?.content?.['application/json']?.schema),
-      });
-    }
-  return operations;
-}
-
-/** A body with `inner` at `pointer` (''= the root), as JSON text. */
-function bodyWith(pointer: string, inner: string): string {
-  const segments = pointer.split('/').slice(1);
-  let text = inner;
-  for (const segment of segments.reverse())
-    text = /^\d+$/.test(segment) ? `[${text}]` : `{${JSON.stringify(segment)}:${text}}`;
-  return text;
-}
-
-/** Every file under the data dir with its hash, append-only logs left out. */
-async function snapshot(dir: string): Promise<Map<string, string>> {
-  const files = new Map<string, string>();
-  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile() || APPEND_ONLY.has(entry.name)) continue;
-    const full = path.join(entry.parentPath, entry.name);
-    files.set(
-      path.relative(dir, full),
-      createHash('sha256')
-        .update(await readFile(full))
-        .digest('hex'),
-    );
-  }
-  return files;
-}
-
-async function listen(app: FastifyInstance): Promise<string> {
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  if (address === null || typeof address === 'string') throw new Error('no TCP address');
-  return `http://127.0.0.1:${address.port}`;
-}
-
 async function send(base: string, method: string, url: string, body?: string) {
   const headers = body === undefined ? undefined : { 'content-type': 'application/json' };
   const response = await fetch(base + url, { method, headers, body });
   return { status: response.status, body: (await response.json().catch(() => null)) as Record<string, unknown> };
 }
 
+/** Every file under the data dir with its hash, append-only logs left out. */
+const snapshot = (dir: string) => snapshotOf(dir, APPEND_ONLY);
+
 const segmentsOf = (pointer: string): string[] => pointer.split('/').slice(1);
 
 test('every write route answers 422 naming the path to a 2,000-level body, writes nothing and keeps serving', async (t) => {
   const app = await build(t, { config: { auth: { mode: 'off' } } });
   const base = await listen(app);
-  const operations = await writeOperations(app);
+  const operations = await writeOperations(app, BODY_IGNORED, 'deep-probe');
   t.true(operations.length >= 40, `only ${operations.length} write operations in the OpenAPI document`);
   const before = await snapshot(app.store.dataDir);
 
