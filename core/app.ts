@@ -180,9 +180,17 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
 function installJsonParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser(/^application\/json(\s*;.*)?$/i, { parseAs: 'string' }, (request, body, done) => {
-    if ((body as string).length === 0) return done(null, undefined);
-    parseJson(request, body as string, (err, value) => {
+  // bytes, not a string: Node's decoding turns invalid UTF-8 into U+FFFD, silently storing what the client never sent
+  const utf8 = new TextDecoder('utf-8', { fatal: true });
+  app.addContentTypeParser(/^application\/json(\s*;.*)?$/i, { parseAs: 'buffer' }, (request, bytes, done) => {
+    if ((bytes as Buffer).length === 0) return done(null, undefined);
+    let body: string;
+    try {
+      body = utf8.decode(bytes as Buffer);
+    } catch {
+      return done(errors.invalidJson('request body is not valid UTF-8'), undefined);
+    }
+    parseJson(request, body, (err, value) => {
       if (err) return done(errors.invalidJson(), undefined);
       // before anything walks the body: more than 64 levels (handlers recurse, API.md §2.10), and
       // 1e309, which JSON.parse turns into Infinity (no field of any body may hold it, §2.1)
