@@ -63,7 +63,8 @@ function typesOf(schema: Schema | undefined): Set<string> {
     for (const type of typesOf(alternative)) out.add(type);
   return out;
 }
-const MB = 'x'.repeat(1024 * 1024);
+/** 1 MB (10^6 characters): the body stays under server.body_limit (1 MiB), so it reaches the validators. */
+const MB = 'x'.repeat(1_000_000);
 
 function probesFor(operation: Operation, random: () => number): Probe[] {
   const external = EXTERNAL_WORK.some((pattern) => pattern.test(operation.template));
