@@ -13,7 +13,7 @@ import auditPlugin from './audit.ts';
 import corsPlugin from './cors.ts';
 import pluginLoader from './plugin-loader/index.ts';
 import { installRequestValidation } from './validation.ts';
-import { valueFault } from './nesting.ts';
+import { loneSurrogateAt, valueFault } from './nesting.ts';
 import { LazyCompiles, lazySerializers } from './lazy-compile.ts';
 import { RequestLogController } from './request-log.ts';
 import { standalone, type Cluster } from './cluster/standalone.ts';
@@ -177,6 +177,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
 }
 
 /** JSON bodies only (415 otherwise); an empty body is "no body", so all-optional routes accept it. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F][0-9a-fA-F]{2}/;
+
 function installJsonParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   const parseJson = app.getDefaultJsonParser('error', 'error');
@@ -196,6 +198,15 @@ function installJsonParser(app: FastifyInstance): void {
       // 1e309, which JSON.parse turns into Infinity (no field of any body may hold it, §2.1)
       const fault = valueFault(value);
       if (fault !== null) return done(validationError([{ path: fault.path, message: fault.message }]), undefined);
+      // a lone surrogate can only come from a \uD800-\uDFFF escape: the text says whether to look
+      const lone = SURROGATE_ESCAPE.test(body) ? loneSurrogateAt(value) : null;
+      if (lone !== null)
+        return done(
+          validationError([
+            { path: lone, message: 'must be valid Unicode text (it holds a lone UTF-16 surrogate, \\uD800-\\uDFFF)' },
+          ]),
+          undefined,
+        );
       done(null, value);
     });
   });

@@ -87,6 +87,17 @@ export function nonFiniteNumberAt(value: unknown): string | null {
   return firstPath(value, isNonFinite);
 }
 
+/** A string with a lone UTF-16 surrogate ("\ud800" in JSON): no character, Go's decoder (Traefik) reads U+FFFD for it. */
+const illFormed = (text: string): boolean => !(text as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * JSON Pointer of the first string value or key holding a lone UTF-16 surrogate, or null. JSON.parse
+ * accepts `"\ud800"`; stored, it would reach Traefik as U+FFFD, another value than the one accepted.
+ */
+export function loneSurrogateAt(value: unknown): string | null {
+  return firstPath(value, (child) => typeof child === 'string' && illFormed(child), illFormed);
+}
+
 type Test = (value: unknown, depth: number) => boolean;
 /** A container at level MAX_NESTING + 1 (the walk never goes below it). */
 const tooDeep: Test = (value, depth) => depth > MAX_NESTING && typeof value === 'object' && value !== null;
@@ -102,7 +113,7 @@ interface Frame {
  * JSON Pointer of the first node, in document order, that passes `test` (`depth`: the root is at 1,
  * its children at 2). Iterative, and never descends below MAX_NESTING + 1: its frames are bounded.
  */
-function firstPath(root: unknown, test: Test): string | null {
+function firstPath(root: unknown, test: Test, testKey?: (key: string) => boolean): string | null {
   if (test(root, 1)) return '';
   if (typeof root !== 'object' || root === null) return null;
   const frames: Frame[] = [{ node: root as Record<string, unknown>, keys: Object.keys(root), next: 0 }];
@@ -115,7 +126,8 @@ function firstPath(root: unknown, test: Test): string | null {
     const key = frame.keys[frame.next++];
     const child = frame.node[key];
     const depth = frames.length + 1;
-    if (test(child, depth)) return pointer(frames);
+    if (test(child, depth) || (testKey !== undefined && !Array.isArray(frame.node) && testKey(key)))
+      return pointer(frames);
     if (typeof child === 'object' && child !== null && depth <= MAX_NESTING)
       frames.push({ node: child as Record<string, unknown>, keys: Object.keys(child), next: 0 });
   }

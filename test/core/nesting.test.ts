@@ -5,7 +5,7 @@
  */
 import test from 'ava';
 import { YAMLError } from 'yaml';
-import { MAX_NESTING, nestingPathOf, valueFault } from '../../core/nesting.ts';
+import { loneSurrogateAt, MAX_NESTING, nestingPathOf, valueFault } from '../../core/nesting.ts';
 import { parseYaml, YamlSyntaxError } from '../../core/store/yaml-file.ts';
 import { parseYamlDocument, parseYamlValue } from '../../core/yaml-parse.ts';
 
@@ -102,4 +102,11 @@ test('a data file of exactly 64 levels is read; a pair in a sequence counts as t
   })!;
   t.regex(pairs.message, /^x(\/0\/a){31}\/0 nests deeper than 64 levels/);
   t.is(pairs.line, 1);
+});
+
+test('loneSurrogateAt: the path of the first value or key with a lone surrogate; pairs and plain text pass', (t) => {
+  t.is(loneSurrogateAt({ a: ['x', 'ok \ud83e\udde8', { b: 'y\ud800' }] }), '/a/2/b');
+  t.is(loneSurrogateAt({ a: { 'k\udfff': 1 } }), '/a/k\udfff');
+  t.is(loneSurrogateAt('\udc00'), '');
+  t.is(loneSurrogateAt({ a: ['x', { b: 'ok \ud83e\udde8' }], n: 1, z: null }), null);
 });

@@ -247,3 +247,20 @@ test('a JSON body that is not valid UTF-8 is 400 invalid_json, not stored with U
   t.is(good.status, 201, await good.clone().text());
   t.is(((await good.json()) as { name: string }).name, 'ok 🧨');
 });
+
+test('a lone UTF-16 surrogate escape in a value or a key is 422 at its path; escaped pairs pass', async (t) => {
+  const app = await build(t, { config: { auth: { mode: 'off' } } });
+  const base = await listen(app);
+  const post = (text: string) =>
+    fetch(`${base}/api/middlewares`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
+  const lone = await post('{"name":"a\\ud800b","type":"rateLimit","config":{"average":1,"burst":1}}');
+  t.is(lone.status, 422);
+  t.like(await lone.json(), { id: 'validation_failed', details: [{ path: '/name' }] });
+  const key = await post('{"name":"hdr","type":"headers","config":{"customRequestHeaders":{"X-\\udc00":"v"}}}');
+  t.is(key.status, 422);
+  t.like(await key.json(), { details: [{ path: '/config/customRequestHeaders/X-\udc00' }] });
+  t.deepEqual(((await (await fetch(`${base}/api/middlewares`)).json()) as unknown[]).length, 0, 'nothing stored');
+  const pair = await post('{"name":"ok \\ud83e\\udde8","type":"rateLimit","config":{"average":1,"burst":1}}');
+  t.is(pair.status, 201, await pair.clone().text());
+  t.is(((await pair.json()) as { name: string }).name, 'ok 🧨');
+});
