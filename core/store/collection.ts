@@ -17,7 +17,7 @@ import type {
   StoredObject,
   WriteOptions,
 } from './types.ts';
-import { checkerFor, invalidAt, parseFileText, validateAgainst } from './validate.ts';
+import { checkerFor, decodeFileBytes, invalidAt, notUtf8, parseFileText, validateAgainst } from './validate.ts';
 import { renderYaml } from './yaml-file.ts';
 import { SLUG } from '../ids.ts';
 import { mapBounded } from '../concurrency.ts';
@@ -181,7 +181,7 @@ export class FileCollection<T> implements Collection<T> {
 
   /** How a hand edit writing `bytes` to `file` would be judged: null when valid, else why not. */
   check(file: string, bytes: Buffer): InvalidFile | null {
-    const result = this.judge(idOf(file), file, bytes.toString('utf8'), new Date());
+    const result = this.judge(idOf(file), file, bytes, new Date());
     return result.kind === 'invalid' ? result.error : null;
   }
 
@@ -484,15 +484,17 @@ export class FileCollection<T> implements Collection<T> {
         hash: '',
         error: { path: file, line: null, column: null, message: read.message },
       };
-    return this.judge(id, file, read.bytes.toString('utf8'), read.mtime);
+    return this.judge(id, file, read.bytes, read.mtime);
   }
 
   /** Parses and validates a file's text as a hand edit of `file` is judged. */
-  private judge(id: string, file: string, text: string, mtime: Date): ReadResult<T> {
+  private judge(id: string, file: string, bytes: Buffer, mtime: Date): ReadResult<T> {
+    const { text, invalidAt: badByte } = decodeFileBytes(bytes);
     // the bytes we hold already (our own write coming back through the watcher, a touch):
     // no need to parse and validate them again
     const held = this.objects.get(id);
-    if (held && held.file === file && held.etag === hashOf(text)) return { kind: 'ok', object: held };
+    if (badByte === null && held && held.file === file && held.etag === hashOf(text))
+      return { kind: 'ok', object: held };
     const hash = hashOf(text);
     const invalid = (error: InvalidFile, syntax = false): ReadResult<T> => ({ kind: 'invalid', error, syntax, hash });
     if (!this.idPattern.test(id))
@@ -502,8 +504,8 @@ export class FileCollection<T> implements Collection<T> {
         column: null,
         message: `file name ${path.basename(file)} is not a valid id (${this.idPattern.source})`,
       });
-    const parsed = parseFileText(file, text);
-    if (!parsed.ok) return invalid(parsed.error, true);
+    const parsed = badByte ? notUtf8(file, badByte) : parseFileText(file, text);
+    if (!parsed.ok) return invalid(parsed.error, parsed.syntax);
     const raw = parsed.value ?? {};
     if (typeof raw !== 'object' || Array.isArray(raw))
       return invalid({ path: file, line: 1, column: 1, message: 'file must hold a YAML mapping' });

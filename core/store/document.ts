@@ -6,7 +6,7 @@ import type { Attempt } from './context.ts';
 import { holds, readDataFile, signatureAfter } from './read-data-file.ts';
 import { commitRestore } from './restore-commit.ts';
 import type { ChangeSource, DocumentOptions, InvalidFile, StoreDocument } from './types.ts';
-import { checkerFor, invalidAt, parseFileText, validateAgainst } from './validate.ts';
+import { checkerFor, decodeFileBytes, invalidAt, notUtf8, parseFileText, validateAgainst } from './validate.ts';
 import { renderYaml } from './yaml-file.ts';
 
 type Read<T> =
@@ -192,19 +192,20 @@ export class FileDocument<T> implements StoreDocument<T> {
         hash: '',
         error: { path: this.path, line: null, column: null, message: read.message },
       };
-    return this.judge(read.bytes.toString('utf8'));
+    return this.judge(read.bytes);
   }
 
   /** How a hand edit writing `bytes` would be judged: null when valid, else why not. */
   check(bytes: Buffer): InvalidFile | null {
-    const result = this.judge(bytes.toString('utf8'));
+    const result = this.judge(bytes);
     return result.kind === 'invalid' ? result.error : null;
   }
 
-  private judge(text: string): Read<T> {
+  private judge(bytes: Buffer): Read<T> {
+    const { text, invalidAt: badByte } = decodeFileBytes(bytes);
     const hash = hashOf(text);
-    const parsed = parseFileText(this.path, text);
-    if (!parsed.ok) return { kind: 'invalid', error: parsed.error, syntax: true, hash };
+    const parsed = badByte ? notUtf8(this.path, badByte) : parseFileText(this.path, text);
+    if (!parsed.ok) return { kind: 'invalid', error: parsed.error, syntax: parsed.syntax, hash };
     const valid = validateAgainst<T>(
       this.options.schema,
       parsed.value ?? this.options.initial(),
