@@ -54,6 +54,7 @@ export class TraefikSchema {
       throw new Error(`Traefik JSON Schema at ${file} has no definitions`);
     this.id = schema.$id ?? 'traefik-v3-file-provider.json';
     this.schema = schema as { definitions: Record<string, object> };
+    closeMiddlewareObjects(this.schema.definitions);
   }
 
   /** One instance per schema file for the whole process: the middlewares and services groups share it. */
@@ -97,6 +98,35 @@ export class TraefikSchema {
 }
 
 const shared = new Map<string, TraefikSchema>();
+
+/**
+ * Middleware objects the SchemaStore schema leaves open (no additionalProperties: false) although
+ * Traefik decodes them into Go structs: an unknown key there passed our check and Traefik then
+ * refused the WHOLE provider document ('field not found, node: <key>', Traefik 3.5.3 and 3.7.15),
+ * keeping the previous one. Closed here with the keys Traefik 3.5–3.7 decode (the subject's
+ * organizationalUnit is missing from the schema; both versions decode it). Pointers into
+ * `definitions`; the file itself stays SchemaStore's copy (config/schemas/SOURCE.md).
+ */
+const OPEN_STRUCTS: Array<{ at: string[]; add?: Record<string, object> }> = [
+  { at: ['basicAuthMiddleware'] },
+  { at: ['forwardAuthMiddleware', 'properties', 'tls'] },
+  { at: ['passTLSClientCertMiddleware', 'properties', 'info'] },
+  {
+    at: ['passTLSClientCertMiddleware', 'properties', 'info', 'properties', 'subject'],
+    add: { organizationalUnit: { type: 'boolean' } },
+  },
+  { at: ['passTLSClientCertMiddleware', 'properties', 'info', 'properties', 'issuer'] },
+];
+
+function closeMiddlewareObjects(definitions: Record<string, object>): void {
+  for (const { at, add } of OPEN_STRUCTS) {
+    let node: Record<string, unknown> | undefined = definitions as Record<string, unknown>;
+    for (const key of at) node = node?.[key] as Record<string, unknown> | undefined;
+    if (!node || typeof node.properties !== 'object' || node.additionalProperties !== undefined) continue;
+    node.properties = { ...(node.properties as object), ...add };
+    node.additionalProperties = false;
+  }
+}
 
 /**
  * Turns Ajv errors into one detail per problem. A failed `oneOf` of plain types (rateLimit

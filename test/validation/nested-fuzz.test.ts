@@ -218,8 +218,17 @@ function mutationsOf(value: Json, random: () => number): Array<[string, string |
   if (kind === 'object') {
     out.push(['[object]', (v) => [v]]);
     out.push(['extra key', (v) => ({ ...(v as Body), zz_unknown_key: { deep: [1] } })]);
+    // odd keys: record fields (headers, plugin configs) take any key, and keys become YAML keys and pointers
+    for (const key of ['', LONG, 'a/b~0c', '__proto__', 'nul\u0000key', 'x'.repeat(300)])
+      out.push([`key ${JSON.stringify(key.slice(0, 12))}`, (v) => ({ ...(v as Body), [key]: 'v' })]);
   }
-  if (kind === 'array') out.push(['extra item', (v) => [...(v as Json[]), (v as Json[])[0] ?? 'x', { k: 1 }]]);
+  if (kind === 'array') {
+    out.push(['extra item', (v) => [...(v as Json[]), (v as Json[])[0] ?? 'x', { k: 1 }]]);
+    out.push([
+      '1000 items',
+      (v) => Array.from({ length: 1000 }, (_, i) => ((v as Json[])[0] === undefined ? i : (v as Json[])[0])),
+    ]);
+  }
   // a seeded pick keeps the number of requests per path bounded for scalars (objects get all)
   if (kind !== 'object' && kind !== 'array') {
     while (out.length > 7) out.splice(Math.floor(random() * out.length), 1);
@@ -431,6 +440,13 @@ test('no nested field of a write route answers a mutation with a 5xx; data and h
   });
   t.deepEqual(failures, [], `${failures.length} mutated requests`);
   await intact(t, served);
+  // what the still-valid mutations stored still makes a provider document
+  const document = await send('GET', '/api/proxy-config');
+  t.is(document.status, 200, document.text.slice(0, 300));
+  const http = (JSON.parse(document.text) as { http?: Record<string, Record<string, unknown>> }).http ?? {};
+  t.log(
+    `provider document: ${Object.keys(http.middlewares ?? {}).length} middlewares, ${Object.keys(http.routers ?? {}).length} routers, ${Object.keys(http.services ?? {}).length} services`,
+  );
 });
 
 const ipTest = useLapi(test as TestFn<{ lapi?: Lapi }>, 'nested-fuzz of the /api/ip write routes');
@@ -448,4 +464,36 @@ ipTest('the /api/ip write routes, against a real CrowdSec LAPI, answer every mut
   });
   t.deepEqual(failures, [], `${failures.length} mutated requests`);
   await intact(t, served);
+});
+
+test('an unknown key in a middleware struct the Traefik schema leaves open is 422 at its path, nothing stored', async (t) => {
+  // found by the fuzz above: each was 201 and Traefik 3.7.15 then refused the whole provider
+  // document ('field not found, node: zz_unknown_key')
+  const app = await build(t, { config: { auth: { mode: 'off' } } });
+  const cases: Array<[string, Body, string]> = [
+    ['basicAuth', { users: ['alice:{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ='], zz: 1 }, '/config/zz'],
+    ['forwardAuth', { address: 'http://127.0.0.1:9/auth', tls: { insecureSkipVerify: true, zz: 1 } }, '/config/tls/zz'],
+    ['passTLSClientCert', { info: { notAfter: true, zz: true } }, '/config/info/zz'],
+    ['passTLSClientCert', { info: { subject: { commonName: true, zz: true } } }, '/config/info/subject/zz'],
+    ['passTLSClientCert', { info: { issuer: { commonName: true, '': true } } }, '/config/info/issuer/'],
+  ];
+  for (const [type, config, at] of cases) {
+    const answer = await app.inject({ method: 'POST', url: '/api/middlewares', payload: { name: at, type, config } });
+    t.is(answer.statusCode, 422, answer.body);
+    t.like(answer.json(), { id: 'validation_failed', details: [{ path: at }] });
+  }
+  t.deepEqual((await app.inject({ url: '/api/middlewares' })).json(), []);
+  // every key Traefik decodes there still passes (organizationalUnit is missing from the schema)
+  const full = await app.inject({
+    method: 'POST',
+    url: '/api/middlewares',
+    payload: {
+      name: 'every key',
+      type: 'passTLSClientCert',
+      config: {
+        info: { sans: true, subject: { organizationalUnit: true, domainComponent: true }, issuer: { country: true } },
+      },
+    },
+  });
+  t.is(full.statusCode, 201, full.body);
 });
