@@ -103,14 +103,14 @@ const shared = new Map<string, TraefikSchema>();
  * Middleware objects the SchemaStore schema leaves open (no additionalProperties: false) although
  * Traefik decodes them into Go structs: an unknown key there passed our check and Traefik then
  * refused the WHOLE provider document ('field not found, node: <key>', Traefik 3.5.3 and 3.7.15),
- * keeping the previous one. Closed here with the keys Traefik 3.5–3.7 decode (the subject's
- * organizationalUnit is missing from the schema; both versions decode it). Pointers into
+ * keeping the previous one. Closed here with the keys Traefik 3.5–3.7 decode (info.serialNumber and
+ * subject.organizationalUnit are missing from the schema; both versions decode them). Pointers into
  * `definitions`; the file itself stays SchemaStore's copy (config/schemas/SOURCE.md).
  */
 const OPEN_STRUCTS: Array<{ at: string[]; add?: Record<string, object> }> = [
   { at: ['basicAuthMiddleware'] },
   { at: ['forwardAuthMiddleware', 'properties', 'tls'] },
-  { at: ['passTLSClientCertMiddleware', 'properties', 'info'] },
+  { at: ['passTLSClientCertMiddleware', 'properties', 'info'], add: { serialNumber: { type: 'boolean' } } },
   {
     at: ['passTLSClientCertMiddleware', 'properties', 'info', 'properties', 'subject'],
     add: { organizationalUnit: { type: 'boolean' } },

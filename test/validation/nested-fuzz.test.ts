@@ -491,7 +491,12 @@ test('an unknown key in a middleware struct the Traefik schema leaves open is 42
       name: 'every key',
       type: 'passTLSClientCert',
       config: {
-        info: { sans: true, subject: { organizationalUnit: true, domainComponent: true }, issuer: { country: true } },
+        info: {
+          sans: true,
+          serialNumber: true,
+          subject: { organizationalUnit: true, domainComponent: true },
+          issuer: { country: true },
+        },
       },
     },
   });
