@@ -19,6 +19,7 @@ interface StoreInside {
   options: { reconcileMs?: number };
   reconcileTimer?: NodeJS.Timeout;
   watcher: FSWatcher | null;
+  recheckTimers: Set<NodeJS.Timeout>;
 }
 const inside = (app: FastifyInstance) => app.store as unknown as StoreInside;
 
@@ -54,6 +55,10 @@ test('storage.reconcile_ms reaches the store: an edit the watcher never reported
   t.is(created.statusCode, 201, created.body);
   // the watcher starts a second after ready; then it loses every event (closed), as a lost inotify event would
   const watcher = await waitFor(() => inside(app).watcher, 1000);
+  await app.store.settle();
+  // and the re-read that follows our own write (RECHECK_AFTER_WRITE_MS later) has run: an edit before
+  // it would be taken in by it, not by the reconcile (a clean-clone CI run at load 9 saw exactly that)
+  await waitFor(() => inside(app).recheckTimers.size === 0, 2000);
   await app.store.settle();
   await watcher.close();
 
