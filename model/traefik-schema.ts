@@ -54,7 +54,7 @@ export class TraefikSchema {
       throw new Error(`Traefik JSON Schema at ${file} has no definitions`);
     this.id = schema.$id ?? 'traefik-v3-file-provider.json';
     this.schema = schema as { definitions: Record<string, object> };
-    closeMiddlewareObjects(this.schema.definitions);
+    closeOpenObjects(this.schema.definitions);
   }
 
   /** One instance per schema file for the whole process: the middlewares and services groups share it. */
@@ -100,14 +100,20 @@ export class TraefikSchema {
 const shared = new Map<string, TraefikSchema>();
 
 /**
- * Middleware objects the SchemaStore schema leaves open (no additionalProperties: false) although
- * Traefik decodes them into Go structs: an unknown key there passed our check and Traefik then
- * refused the WHOLE provider document ('field not found, node: <key>', Traefik 3.5.3 and 3.7.15),
- * keeping the previous one. Closed here with the keys Traefik 3.5–3.7 decode (info.serialNumber and
- * subject.organizationalUnit are missing from the schema; both versions decode them). Pointers into
+ * Objects the SchemaStore schema leaves open (no additionalProperties: false) although Traefik
+ * decodes them into Go structs: an unknown key there passed our check and Traefik then refused the
+ * WHOLE provider document ('field not found, node: <key>', Traefik 3.5.3 and 3.7.15), keeping the
+ * previous one. Closed here with the keys Traefik 3.5–3.7 decode; `add` holds the keys both 3.5.3
+ * and 3.7.15 decode that the schema lacks (each probed with the file provider of both binaries).
+ * Keys only newer versions decode are not added: they are in VERSIONED_KEYS (traefik-versions.ts),
+ * which takes them out of the unknown ones and gates them on proxy.traefik_version. Pointers into
  * `definitions`; the file itself stays SchemaStore's copy (config/schemas/SOURCE.md).
  */
+const LB = ['httpLoadBalancerService', 'properties'];
+const WEIGHTED = ['httpWeightedService', 'properties'];
+const COOKIE_KEYS = { maxAge: { type: 'integer' } };
 const OPEN_STRUCTS: Array<{ at: string[]; add?: Record<string, object> }> = [
+  // middlewares (54b035f)
   { at: ['basicAuthMiddleware'] },
   { at: ['forwardAuthMiddleware', 'properties', 'tls'] },
   { at: ['passTLSClientCertMiddleware', 'properties', 'info'], add: { serialNumber: { type: 'boolean' } } },
@@ -116,14 +122,54 @@ const OPEN_STRUCTS: Array<{ at: string[]; add?: Record<string, object> }> = [
     add: { organizationalUnit: { type: 'boolean' } },
   },
   { at: ['passTLSClientCertMiddleware', 'properties', 'info', 'properties', 'issuer'] },
+  // HTTP services. A server's fenced/scheme/port are Traefik-internal fields both versions decode
+  // without complaint (and ignore): accepted, never refused.
+  { at: [...LB, 'servers', 'items'], add: { weight: { type: 'integer' }, fenced: {}, scheme: {}, port: {} } },
+  { at: [...LB, 'sticky'] },
+  { at: [...LB, 'sticky', 'properties', 'cookie'], add: COOKIE_KEYS },
+  { at: [...LB, 'healthCheck'], add: { mode: { type: 'string' }, status: { type: 'integer' } } },
+  { at: [...LB, 'responseForwarding'] },
+  { at: [...WEIGHTED, 'services', 'items'], add: { status: {} } },
+  { at: [...WEIGHTED, 'sticky'] },
+  { at: [...WEIGHTED, 'sticky', 'properties', 'cookie'], add: COOKIE_KEYS },
+  // Traefik's dynamic.HealthCheck has no field: any key inside is refused
+  { at: [...WEIGHTED, 'healthCheck'] },
+  { at: ['httpMirroringService', 'properties', 'mirrors', 'items'] },
+  { at: ['httpMirroringService', 'properties', 'healthCheck'] },
+  { at: ['httpFailoverService', 'properties', 'healthCheck'] },
+  // TCP/UDP services (a TCP server's tls: both versions decode it)
+  { at: ['tcpLoadBalancerService', 'properties', 'servers', 'items'], add: { tls: { type: 'boolean' } } },
+  { at: ['tcpLoadBalancerService', 'properties', 'proxyProtocol'] },
+  { at: ['udpLoadBalancerService', 'properties', 'servers', 'items'] },
 ];
 
-function closeMiddlewareObjects(definitions: Record<string, object>): void {
-  for (const { at, add } of OPEN_STRUCTS) {
+/**
+ * Objects the schema lacks altogether, under a key only newer Traefik versions decode (gated in
+ * VERSIONED_KEYS): added, closed, so an unknown key inside is refused too. Value types are left open
+ * (Traefik 3.7.15 decodes maxFailedAttempts given as 3 or "3").
+ */
+const MISSING_OBJECTS: Array<{ at: string[]; key: string; keys: string[] }> = [
+  { at: ['httpLoadBalancerService'], key: 'passiveHealthCheck', keys: ['failureWindow', 'maxFailedAttempts'] },
+];
+
+function closeOpenObjects(definitions: Record<string, object>): void {
+  const nodeAt = (at: string[]) => {
     let node: Record<string, unknown> | undefined = definitions as Record<string, unknown>;
     for (const key of at) node = node?.[key] as Record<string, unknown> | undefined;
-    if (!node || typeof node.properties !== 'object' || node.additionalProperties !== undefined) continue;
-    node.properties = { ...(node.properties as object), ...add };
+    return node;
+  };
+  for (const { at, key, keys } of MISSING_OBJECTS) {
+    const node = nodeAt(at);
+    if (!node || typeof node.properties !== 'object' || Object.hasOwn(node.properties as object, key)) continue;
+    node.properties = {
+      ...(node.properties as object),
+      [key]: { type: 'object', properties: Object.fromEntries(keys.map((k) => [k, {}])), additionalProperties: false },
+    };
+  }
+  for (const { at, add } of OPEN_STRUCTS) {
+    const node = nodeAt(at);
+    if (!node || node.type !== 'object' || node.additionalProperties !== undefined) continue;
+    node.properties = { ...(node.properties as object | undefined), ...add };
     node.additionalProperties = false;
   }
 }

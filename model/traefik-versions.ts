@@ -284,6 +284,14 @@ export const VERSIONED_KEYS: readonly VersionedKey[] = [
     since: '3.7.0',
     source: `traefik/traefik#11965 "Support cipher suites configuration with ServersTransport" (v3.7.0); ${probed('3.6.15', '3.7.0')}`,
   })),
+  ...STICKY_COOKIES.map((at) => ({
+    at,
+    key: 'expires',
+    // only two binaries probed for this one: the first release is not known, so the latest probed
+    // one (an older Traefik that has it loses the key with a warning; it never freezes)
+    since: '3.7.15',
+    source: `Traefik 3.7.15 sticky cookie "expires"; ${PROBE} (3.6.x, 3.7.0-3.7.14 not probed)`,
+  })),
   {
     at: 'http.services.*.failover',
     key: 'errors',

@@ -335,3 +335,101 @@ test('empty objects Traefik cannot decode are refused; those it accepts empty pa
     t.is(reply.status, 201, `${protocol} ${type} ${JSON.stringify(config)}: ${JSON.stringify(reply.body)}`);
   }
 });
+
+test('an unknown key inside a server, sticky cookie or health check is 422 at its path; every key Traefik 3.5.3 and 3.7.15 decode passes', async (t) => {
+  const app = await buildApp(t);
+  await post(app, checked('web'));
+  await post(app, lb('put-me'));
+  const before = await snapshot(app.store.dataDir);
+  const servers = [{ url: 'http://web' }];
+  const members = [{ name: 'web', weight: 1 }];
+  // each one made Traefik 3.5.3 and 3.7.15 refuse the whole provider document ("field not found,
+  // node: zz") and keep the previous one: the SchemaStore schema leaves these objects open
+  const refused: Array<[string, string, Record<string, unknown>, string]> = [
+    ['http', 'loadBalancer', { servers: [{ url: 'http://web', zz: 1 }] }, '/config/servers/0/zz'],
+    ['http', 'loadBalancer', { servers, sticky: { cookie: {}, zz: 1 } }, '/config/sticky/zz'],
+    ['http', 'loadBalancer', { servers, sticky: { cookie: { name: 'a', zz: 1 } } }, '/config/sticky/cookie/zz'],
+    [
+      'http',
+      'loadBalancer',
+      { servers, sticky: { cookie: { partitioned: true } } },
+      '/config/sticky/cookie/partitioned',
+    ],
+    ['http', 'loadBalancer', { servers, healthCheck: { path: '/', zz: 1 } }, '/config/healthCheck/zz'],
+    ['http', 'loadBalancer', { servers, passiveHealthCheck: { zz: 1 } }, '/config/passiveHealthCheck/zz'],
+    [
+      'http',
+      'loadBalancer',
+      { servers, responseForwarding: { flushInterval: '1s', zz: 1 } },
+      '/config/responseForwarding/zz',
+    ],
+    ['http', 'weighted', { services: [{ name: 'web', weight: 1, zz: 1 }] }, '/config/services/0/zz'],
+    ['http', 'weighted', { services: members, sticky: { cookie: { zz: 1 } } }, '/config/sticky/cookie/zz'],
+    ['http', 'weighted', { services: members, healthCheck: { zz: 1 } }, '/config/healthCheck/zz'],
+    ['http', 'mirroring', { service: 'web', mirrors: [{ name: 'web', percent: 10, zz: 1 }] }, '/config/mirrors/0/zz'],
+    ['http', 'mirroring', { service: 'web', healthCheck: { zz: 1 } }, '/config/healthCheck/zz'],
+    ['http', 'failover', { service: 'web', fallback: 'web', healthCheck: { '': 1 } }, '/config/healthCheck/'],
+    ['tcp', 'loadBalancer', { servers: [{ address: 'db:1', weight: 1 }] }, '/config/servers/0/weight'],
+    [
+      'tcp',
+      'loadBalancer',
+      { servers: [{ address: 'db:1' }], proxyProtocol: { version: 2, zz: 1 } },
+      '/config/proxyProtocol/zz',
+    ],
+    ['udp', 'loadBalancer', { servers: [{ address: 'dns:53', zz: 1 }] }, '/config/servers/0/zz'],
+  ];
+  for (const [method, url] of [
+    ['POST', '/api/services'],
+    ['PUT', '/api/services/put-me'],
+  ] as const) {
+    for (const [protocol, type, config, path] of refused) {
+      const reply = await call(app, { method, url, payload: { name: 'Probe', type, protocol, config } });
+      assertClientError(t, reply, 422, 'validation_failed');
+      t.deepEqual(
+        reply.body.details,
+        [{ path, message: `is not a known field of a ${protocol} ${type} service` }],
+        `${method} ${protocol} ${type} ${path}`,
+      );
+    }
+  }
+  t.deepEqual(await snapshot(app.store.dataDir), before, 'nothing stored');
+
+  // every key of these objects that Traefik 3.5.3 and 3.7.15 both decode (probed with their file
+  // provider); newer ones (sticky cookie expires, passiveHealthCheck) pass as gated keys
+  const cookie = { name: 'c', secure: true, httpOnly: true, sameSite: 'lax', maxAge: 60, path: '/', domain: 'a.test' };
+  const accepted: Array<[string, string, Record<string, unknown>]> = [
+    [
+      'http',
+      'loadBalancer',
+      {
+        servers: [{ url: 'http://web', weight: 2, preservePath: true, fenced: false, scheme: 'http', port: '80' }],
+        sticky: { cookie: { ...cookie, expires: 60 } },
+        healthCheck: {
+          scheme: 'http',
+          mode: 'http',
+          path: '/h',
+          method: 'GET',
+          status: 200,
+          port: 80,
+          interval: '10s',
+          unhealthyInterval: '5s',
+          timeout: '3s',
+          hostname: 'web',
+          followRedirects: true,
+          headers: { a: 'b' },
+        },
+        passiveHealthCheck: { failureWindow: '10s', maxFailedAttempts: 3 },
+        responseForwarding: { flushInterval: '100ms' },
+      },
+    ],
+    ['http', 'weighted', { services: [{ name: 'web', weight: 1, status: 'x' }], sticky: { cookie }, healthCheck: {} }],
+    ['http', 'mirroring', { service: 'web', mirrors: [{ name: 'web', percent: 10 }], healthCheck: {} }],
+    ['http', 'failover', { service: 'web', fallback: 'web', healthCheck: {} }],
+    ['tcp', 'loadBalancer', { servers: [{ address: 'db:1', tls: true }], proxyProtocol: { version: 2 } }],
+    ['udp', 'loadBalancer', { servers: [{ address: 'dns:53' }] }],
+  ];
+  for (const [i, [protocol, type, config]] of accepted.entries()) {
+    const reply = await post(app, { name: `All keys ${i}`, type, protocol, config });
+    t.is(reply.status, 201, `${protocol} ${type}: ${JSON.stringify(reply.body)}`);
+  }
+});
