@@ -17,12 +17,14 @@ const hook = hookTeardowns(test);
 let stack: Stack;
 
 /** One Pangolin resource per test, all first routed to the `upstream` backend. */
-const RESOURCES = ['lb', 'weighted', 'mirror', 'failover', 'health', 'fields', 'fieldstcp', 'after'].map((name, i) => ({
-  id: i + 1,
-  name,
-  host: `${name}.test`,
-  backends: ['upstream'],
-}));
+const RESOURCES = ['lb', 'weighted', 'mirror', 'failover', 'health', 'fields', 'fieldstcp', 'after', 'keys'].map(
+  (name, i) => ({
+    id: i + 1,
+    name,
+    host: `${name}.test`,
+    backends: ['upstream'],
+  }),
+);
 const BACKENDS = [
   'upstream',
   'lb1',
@@ -38,6 +40,7 @@ const BACKENDS = [
   'f1',
   'f2',
   'later',
+  'keys',
 ];
 
 test.before(async (t) => {
@@ -359,3 +362,43 @@ e2e('a hand-edited service Traefik could not decode is held back: later changes 
   t.is(reply.status, 200);
   t.false(/cannot decode configuration data/.test(stack.traefik.log()), 'Traefik decoded every document');
 });
+
+e2e(
+  'an unknown key in a server is refused (API) or held back (hand edit): later changes still reach Traefik',
+  async (t) => {
+    // before: POST → 201, the provider document carried servers[0].zz_unknown_key, Traefik logged
+    // "cannot decode configuration data: field not found, node: zz_unknown_key" and kept its previous
+    // document: the assignment below never took effect
+    const bad = { servers: [{ ...server('keys'), zz_unknown_key: 1 }] };
+    const refused = await stack.sm.call('POST', '/api/services', {
+      name: 'Unknown key',
+      type: 'loadBalancer',
+      config: bad,
+    });
+    t.is(refused.status, 422);
+    t.deepEqual(refused.json.details, [
+      { path: '/config/servers/0/zz_unknown_key', message: 'is not a known field of a http loadBalancer service' },
+    ]);
+    t.is((await stack.sm.call('GET', '/api/services/unknown-key')).status, 404);
+
+    const file = path.join(stack.sm.dataDir, 'services', 'unknown-key.yaml');
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, stringify({ name: 'Unknown key', type: 'loadBalancer', config: bad }));
+    const status = await waitFor(async () => {
+      const reply = await stack.sm.call('GET', '/api/proxy-config/status');
+      return reply.json.invalid_files.some((f: { path: string }) => f.path.endsWith('unknown-key.yaml'))
+        ? reply.json
+        : null;
+    }, 2_000);
+    const invalid = status.invalid_files.find((f: { path: string }) => f.path.endsWith('unknown-key.yaml'));
+    t.regex(invalid.message, /zz_unknown_key/);
+
+    await createService({ name: 'Keys', id: 'keys-ok', type: 'loadBalancer', config: { servers: [server('keys')] } });
+    const reply = await assign('keys', 'keys-ok', (r) => r.json?.backend === 'keys');
+    t.is(reply.status, 200);
+    t.false(
+      /field not found|cannot decode configuration data/.test(stack.traefik.log()),
+      'Traefik decoded every document',
+    );
+  },
+);
