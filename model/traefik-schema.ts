@@ -146,10 +146,17 @@ const OPEN_STRUCTS: Array<{ at: string[]; add?: Record<string, object> }> = [
 /**
  * Objects the schema lacks altogether, under a key only newer Traefik versions decode (gated in
  * VERSIONED_KEYS): added, closed, so an unknown key inside is refused too. Value types are left open
- * (Traefik 3.7.15 decodes maxFailedAttempts given as 3 or "3").
+ * (Traefik 3.7.15 decodes maxFailedAttempts given as 3 or "3"); keys measured with Traefik 3.7.15.
  */
 const MISSING_OBJECTS: Array<{ at: string[]; key: string; keys: string[] }> = [
   { at: ['httpLoadBalancerService'], key: 'passiveHealthCheck', keys: ['failureWindow', 'maxFailedAttempts'] },
+  // Traefik 3.6+ TCPServerHealthCheck; a TCP weighted service's healthCheck has no field
+  {
+    at: ['tcpLoadBalancerService'],
+    key: 'healthCheck',
+    keys: ['port', 'send', 'expect', 'interval', 'unhealthyInterval', 'timeout'],
+  },
+  { at: ['tcpWeightedService'], key: 'healthCheck', keys: [] },
 ];
 
 function closeOpenObjects(definitions: Record<string, object>): void {

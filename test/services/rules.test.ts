@@ -340,6 +340,7 @@ test('an unknown key inside a server, sticky cookie or health check is 422 at it
   const app = await buildApp(t);
   await post(app, checked('web'));
   await post(app, lb('put-me'));
+  await post(app, lb('db', 'tcp'));
   const before = await snapshot(app.store.dataDir);
   const servers = [{ url: 'http://web' }];
   const members = [{ name: 'web', weight: 1 }];
@@ -377,6 +378,8 @@ test('an unknown key inside a server, sticky cookie or health check is 422 at it
       '/config/proxyProtocol/zz',
     ],
     ['udp', 'loadBalancer', { servers: [{ address: 'dns:53', zz: 1 }] }, '/config/servers/0/zz'],
+    ['tcp', 'loadBalancer', { servers: [{ address: 'db:1' }], healthCheck: { zz: 1 } }, '/config/healthCheck/zz'],
+    ['tcp', 'weighted', { services: [{ name: 'db', weight: 1 }], healthCheck: { zz: 1 } }, '/config/healthCheck/zz'],
   ];
   for (const [method, url] of [
     ['POST', '/api/services'],
@@ -425,7 +428,15 @@ test('an unknown key inside a server, sticky cookie or health check is 422 at it
     ['http', 'weighted', { services: [{ name: 'web', weight: 1, status: 'x' }], sticky: { cookie }, healthCheck: {} }],
     ['http', 'mirroring', { service: 'web', mirrors: [{ name: 'web', percent: 10 }], healthCheck: {} }],
     ['http', 'failover', { service: 'web', fallback: 'web', healthCheck: {} }],
-    ['tcp', 'loadBalancer', { servers: [{ address: 'db:1', tls: true }], proxyProtocol: { version: 2 } }],
+    [
+      'tcp',
+      'loadBalancer',
+      {
+        servers: [{ address: 'db:1', tls: true }],
+        proxyProtocol: { version: 2 },
+        healthCheck: { port: 1, send: 'a', expect: 'b', interval: '10s', unhealthyInterval: '5s', timeout: '1s' },
+      },
+    ],
     ['udp', 'loadBalancer', { servers: [{ address: 'dns:53' }] }],
   ];
   for (const [i, [protocol, type, config]] of accepted.entries()) {
