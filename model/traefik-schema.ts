@@ -157,6 +157,8 @@ const MISSING_OBJECTS: Array<{ at: string[]; key: string; keys: string[] }> = [
     keys: ['port', 'send', 'expect', 'interval', 'unhealthyInterval', 'timeout'],
   },
   { at: ['tcpWeightedService'], key: 'healthCheck', keys: [] },
+  // Traefik 3.7+ FailoverError
+  { at: ['httpFailoverService'], key: 'errors', keys: ['maxRequestBodyBytes', 'status'] },
 ];
 
 function closeOpenObjects(definitions: Record<string, object>): void {

@@ -380,6 +380,7 @@ test('an unknown key inside a server, sticky cookie or health check is 422 at it
     ['udp', 'loadBalancer', { servers: [{ address: 'dns:53', zz: 1 }] }, '/config/servers/0/zz'],
     ['tcp', 'loadBalancer', { servers: [{ address: 'db:1' }], healthCheck: { zz: 1 } }, '/config/healthCheck/zz'],
     ['tcp', 'weighted', { services: [{ name: 'db', weight: 1 }], healthCheck: { zz: 1 } }, '/config/healthCheck/zz'],
+    ['http', 'failover', { service: 'web', fallback: 'web', errors: { zz: 1 } }, '/config/errors/zz'],
   ];
   for (const [method, url] of [
     ['POST', '/api/services'],
@@ -427,7 +428,11 @@ test('an unknown key inside a server, sticky cookie or health check is 422 at it
     ],
     ['http', 'weighted', { services: [{ name: 'web', weight: 1, status: 'x' }], sticky: { cookie }, healthCheck: {} }],
     ['http', 'mirroring', { service: 'web', mirrors: [{ name: 'web', percent: 10 }], healthCheck: {} }],
-    ['http', 'failover', { service: 'web', fallback: 'web', healthCheck: {} }],
+    [
+      'http',
+      'failover',
+      { service: 'web', fallback: 'web', healthCheck: {}, errors: { status: ['500-599'], maxRequestBodyBytes: 1024 } },
+    ],
     [
       'tcp',
       'loadBalancer',
