@@ -2,6 +2,7 @@
 import type { DestinationStream } from 'pino';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { AppConfig } from './config/schema.ts';
+import { answerClientError } from './errors/client-error.ts';
 import { installErrorHandling, sendError } from './errors/handler.ts';
 import { errors, validationError } from './errors/app-error.ts';
 import { API_VERSION, installVersioning, requestIdFor } from './versioning.ts';
@@ -54,9 +55,31 @@ const REDACT = [
   '*.p12_password',
 ];
 
-/** Hides `access_token` query values in logged URLs (API.md §2.3). */
+/**
+ * Hides `access_token` query values in logged URLs (API.md §2.3), also under a key the query parser
+ * decodes to it or to one of its forms (`access%5Ftoken=`, `access_token[a]=`, `access_token[]=`).
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/([?&]access_token=)[^&]*/gi, '$1***');
+  const start = url.indexOf('?');
+  if (start < 0 || !/access|%/i.test(url)) return url;
+  const pairs = url
+    .slice(start + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      return eq >= 0 && isTokenKey(pair.slice(0, eq)) ? `${pair.slice(0, eq)}=***` : pair;
+    });
+  return `${url.slice(0, start)}?${pairs.join('&')}`;
+}
+
+function isTokenKey(key: string): boolean {
+  let decoded = key;
+  try {
+    decoded = decodeURIComponent(key.replaceAll('+', ' '));
+  } catch {
+    // bad percent-encoding: judged as written
+  }
+  return decoded.toLowerCase().startsWith('access_token');
 }
 
 /** Builds the app: core capabilities first, then the built-in groups, then third-party plugins. */
@@ -87,6 +110,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     // a boot-time guard only: built-in groups load every data file while they register (10,000
     // resources take seconds on a slow disk), and third-party plugins have the loader's own 10 s limit
     pluginTimeout: 120_000,
+    // what Node's HTTP parser refuses (oversized headers, a NUL in a header) answers {id, message} too
+    clientErrorHandler: answerClientError,
     // the router rejects over-long parameters and bad percent-encoding before any hook runs
     frameworkErrors: (error, request, reply) => {
       reply.header('api-version', API_VERSION).header('vary', 'Accept').header('x-request-id', request.id);

@@ -26,7 +26,15 @@ const PROVIDER_PRINCIPAL: Principal = Object.freeze({ name: null, role: 'viewer'
 const RANK: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 };
 const BEARER = /^Bearer +(\S+)$/i;
 
-type Presented = { kind: 'none' } | { kind: 'malformed' } | { kind: 'token'; value: string };
+type Presented = { kind: 'none' } | { kind: 'malformed'; reason?: string } | { kind: 'token'; value: string };
+
+/** Whether the request carries Authorization more than once (Node keeps the first and drops the rest). */
+function repeatedAuthorization(rawHeaders: string[]): boolean {
+  let seen = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2)
+    if (rawHeaders[i].length === 13 && rawHeaders[i].toLowerCase() === 'authorization' && ++seen > 1) return true;
+  return false;
+}
 
 /** The route's class: declared in `config.auth`, `operations` when undeclared (third-party routes). */
 export function accessClassOf(request: FastifyRequest): AccessClass {
@@ -63,6 +71,9 @@ export function requiredRole(access: AccessClass, method: string, minimum: Role 
 function presentedToken(request: FastifyRequest): Presented {
   const header = request.headers.authorization;
   if (header !== undefined) {
+    // two credentials are ambiguous (RFC 9110 §11.6.2: one field): a proxy may read the other one
+    if (repeatedAuthorization(request.raw.rawHeaders))
+      return { kind: 'malformed', reason: 'malformed credentials: send one Authorization header, not several' };
     const match = BEARER.exec(header);
     return match ? { kind: 'token', value: match[1] } : { kind: 'malformed' };
   }
@@ -132,7 +143,7 @@ export function authenticate(options: AuthCheckOptions): (request: FastifyReques
         request,
         access,
         presented.kind === 'malformed'
-          ? 'malformed credentials: expected Authorization: Bearer <token>'
+          ? (presented.reason ?? 'malformed credentials: expected Authorization: Bearer <token>')
           : 'invalid or expired token',
       );
     }

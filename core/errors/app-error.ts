@@ -77,6 +77,9 @@ export function validationError(details: ErrorDetail[]): AppError {
 /** Ids of the core error catalogue (API.md §2.4), listed for plugins as `errors.catalogue`. */
 export const CORE_ERROR_IDS: readonly string[] = Object.freeze([
   'invalid_json',
+  'bad_request',
+  'headers_too_large',
+  'request_timeout',
   'websocket_required',
   'auth_failed',
   'forbidden',
