@@ -51,6 +51,13 @@ export class AppHost {
   private generationCounter = 0;
   private reloading: Promise<boolean> | null = null;
   private closing = false;
+  /**
+   * Sockets handed over by an `upgrade` event and still open. Node's HTTP server no longer tracks
+   * them (closeAllConnections skips them) but server.close() waits for them: an upgrade the app
+   * refused (401 before @fastify/websocket takes it) whose client keeps the socket held shutdown
+   * for the whole grace period (10 s, then exit 1).
+   */
+  private readonly upgraded = new Set<Duplex>();
 
   /**
    * `starting` answers while no instance exists yet (the first build): the server can listen before
@@ -117,6 +124,8 @@ export class AppHost {
     // waiting for its headers, not idle: it would hold the socket open until the client leaves.
     // The drain is over, so whatever is left goes now.
     this.server.closeAllConnections();
+    // the app has closed its WebSockets (1001): an upgraded socket still open is one no WebSocket owns
+    for (const socket of this.upgraded) socket.destroy();
     await serverClosed;
   }
 
@@ -181,6 +190,8 @@ export class AppHost {
   }
 
   private dispatchUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.upgraded.add(socket);
+    socket.once('close', () => this.upgraded.delete(socket));
     const listeners = this.current?.upgrade ?? [];
     if (listeners.length === 0) {
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');

@@ -189,9 +189,13 @@ function rawExchange(port: number, text: string): Promise<string> {
 }
 
 /** A started host of the built-in groups (auth off) with `timeouts`, listening on a loopback port. */
-async function listeningHost(t: ExecutionContext, timeouts: ServerTimeouts): Promise<{ host: AppHost; port: number }> {
+async function listeningHost(
+  t: ExecutionContext,
+  timeouts: ServerTimeouts,
+  authMode: 'off' | 'all' = 'off',
+): Promise<{ host: AppHost; port: number }> {
   const dir = await tempDir(t);
-  const config = testConfig(path.join(dir, 'data'), { auth: { mode: 'off' }, templates: { seed: false } });
+  const config = testConfig(path.join(dir, 'data'), { auth: { mode: authMode }, templates: { seed: false } });
   const silent = (await import('pino')).default({ level: 'silent' });
   const host = new AppHost(
     (generation, serverFactory) =>
@@ -231,6 +235,24 @@ test('close() ends connections that never sent a request (Node does not count th
     1_000,
   );
   const clientClosed = new Promise((resolve) => silentClient.once('close', resolve));
+  await host.close();
+  await clientClosed;
+  t.false(host.server.listening);
+});
+
+test('close() ends an upgraded socket no WebSocket owns: a refused upgrade whose client holds the connection', async (t) => {
+  const { host, port } = await listeningHost(t, {}, 'all');
+  const client = connectTcp(port, '127.0.0.1');
+  t.teardown(() => client.destroy());
+  await new Promise((resolve) => client.once('connect', resolve));
+  const answer = new Promise<string>((resolve) => client.once('data', (chunk) => resolve(chunk.toString('latin1'))));
+  client.write(
+    'GET /api/auth/whoami HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n' +
+      'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+  );
+  t.regex(await answer, /^HTTP\/1\.1 401 /, 'refused before any WebSocket exists');
+  const clientClosed = new Promise((resolve) => client.once('close', resolve));
+  // before: close() waited for this socket until the client left (production: the 10 s grace, then exit 1)
   await host.close();
   await clientClosed;
   t.false(host.server.listening);
