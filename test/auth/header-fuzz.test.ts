@@ -14,7 +14,9 @@ function raw(port: number, head: Buffer): Promise<{ status: number; headers: str
     const socket = net.connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
     socket.on('data', (chunk) => chunks.push(chunk));
-    socket.on('error', reject);
+    // the server closes a connection it refused (431, 400) at once: bytes of ours it never read make
+    // the kernel reset it, which may surface here after the answer arrived — the answer counts then
+    socket.on('error', (err) => (chunks.length > 0 ? socket.destroy() : reject(err)));
     // an answer that never ends (an event stream let through) shows as its status, not a hang
     socket.setTimeout(5000, () => socket.destroy());
     socket.on('close', () => {
@@ -56,8 +58,11 @@ test('odd Authorization headers and access_token queries answer 4xx JSON, never 
       [401],
     ],
     [
-      '64 KB header (past the HTTP parser limit)',
-      request(url, `Authorization: Bearer ${'a'.repeat(64 * 1024)}`),
+      // 20 KB: past the parser's 16 KiB limit, and all of it read at once (Node reads 64 KiB at a time),
+      // so the refused connection holds no unread bytes of ours and closes without a reset (ECONNRESET
+      // on node 24 in a clean-clone CI run with 64 KB)
+      '20 KB header (past the HTTP parser limit)',
+      request(url, `Authorization: Bearer ${'a'.repeat(20 * 1024)}`),
       [431],
     ],
     ['latin1 bytes', request(url, Buffer.from(`Authorization: Bearer ${admin}\xe9\xff`, 'latin1')), [401]],
