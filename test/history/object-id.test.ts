@@ -11,6 +11,7 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import type { BuiltinGroup } from '../../core/types.ts';
 import { builtinGroups } from '../../plugins/index.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { commits, hasGit, rateLimit, startHistory, type HistoryHarness } from './support.ts';
 
 if (!hasGit) console.warn('SKIP history object id tests: git not installed (apt-get install git)');
@@ -44,8 +45,9 @@ const notesGroup: BuiltinGroup = {
 
 /** The audit line (JSON) of the newest commit that changed `file`. */
 async function auditOf(h: HistoryHarness, file: string): Promise<Record<string, unknown>> {
-  const [commit] = await commits(h, `?path=${file}`);
-  if (!commit) throw new Error(`no commit of ${file}`);
+  // the change is noted once the write's response has gone (its audit line): idle() right after the
+  // answer can come first on a busy machine (a clean-clone CI run: 'no commit of …'), so wait for it
+  const commit = await waitFor(async () => (await commits(h, `?path=${file}`))[0] ?? null, 2_000, 50);
   return JSON.parse(commit.message.split('\n')[2]);
 }
 
@@ -72,8 +74,10 @@ gitTest('a create answered 201 with the object Location: the commit and the audi
   // an update names it by :id, as before
   const updated = await h.call('PUT', '/api/middlewares/quota-b', { body: rateLimit('Quota B', 7) });
   t.is(updated.status, 200);
-  await h.app.history.idle();
-  const [latest] = await commits(h, '?path=middlewares/quota-b.yaml');
+  const latest = await waitFor(async () => {
+    const [newest] = await commits(h, '?path=middlewares/quota-b.yaml');
+    return newest?.message.startsWith('PUT ') ? newest : null;
+  }, 2_000);
   t.regex(latest.message, /^PUT \/api\/middlewares\/quota-b 200\n/);
   t.like(JSON.parse(latest.message.split('\n')[2]), { object_id: 'quota-b' });
   const logged = (await auditLogLines(h)).filter((l) => l.path === '/api/middlewares');
