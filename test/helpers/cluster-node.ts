@@ -77,11 +77,21 @@ export async function clusterNode(t: ExecutionContext, options: ClusterNodeOptio
 /** The replicated files of a data dir (not hidden, not temp files, not the audit log) and their bytes. */
 export async function replicatedFiles(dir: string, under = ''): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
-  for (const entry of await readdir(path.join(dir, under), { withFileTypes: true })) {
+  // entries come and go while the nodes work (a write's <collection>.lock dir, temp files): one gone is skipped
+  const gone = (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOENT') throw err;
+    return null;
+  };
+  const entries = await readdir(path.join(dir, under), { withFileTypes: true }).catch(gone);
+  for (const entry of entries ?? []) {
     const relative = under ? `${under}/${entry.name}` : entry.name;
-    if (entry.name.startsWith('.') || entry.name.endsWith('.tmp') || entry.name.startsWith('audit.log')) continue;
+    const skipped = ['.tmp', '.lock'].some((suffix) => entry.name.endsWith(suffix));
+    if (entry.name.startsWith('.') || skipped || entry.name.startsWith('audit.log')) continue;
     if (entry.isDirectory()) Object.assign(out, await replicatedFiles(dir, relative));
-    else if (entry.isFile()) out[relative] = await readFile(path.join(dir, relative), 'utf8');
+    else if (entry.isFile()) {
+      const text = await readFile(path.join(dir, relative), 'utf8').catch(gone);
+      if (text !== null) out[relative] = text;
+    }
   }
   return out;
 }
