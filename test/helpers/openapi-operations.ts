@@ -94,6 +94,22 @@ export function bodyWith(pointer: string, inner: string): string {
   return text;
 }
 
+/**
+ * Write routes that start Docker, network, restore or install work: the fuzz tests send them only
+ * bodies that cannot be valid (test/validation/route-fuzz, nested-fuzz).
+ */
+export const EXTERNAL_WORK = [
+  /^\/api\/container\//,
+  /^\/api\/backup\/restore$/,
+  /^\/api\/static\/apply$/,
+  /^\/api\/history\/\{rev\}\/restore$/,
+  /^\/api\/plugins\/install$/,
+  /^\/api\/plugins\/\{key\}\/vendor$/,
+  /^\/api\/datasource\/\{name\}\/test$/,
+  /^\/api\/notifications\/channels\/\{id\}\/test$/,
+  /^\/api\/jobs/,
+];
+
 /** A plausible value for a schema: its required properties filled with typed placeholders. */
 export function sampleOf(schema: Schema | undefined, depth = 0): unknown {
   if (!schema || depth > 6) return null;

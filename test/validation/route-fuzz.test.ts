@@ -21,20 +21,15 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import test from 'ava';
 import { build, tempDir } from '../helpers/build.ts';
-import { listen, sampleOf, writeOperations, type Operation, type Schema } from '../helpers/openapi-operations.ts';
+import {
+  EXTERNAL_WORK,
+  listen,
+  sampleOf,
+  writeOperations,
+  type Operation,
+  type Schema,
+} from '../helpers/openapi-operations.ts';
 import { seededRandom } from '../helpers/random.ts';
-
-const EXTERNAL_WORK = [
-  /^\/api\/container\//,
-  /^\/api\/backup\/restore$/,
-  /^\/api\/static\/apply$/,
-  /^\/api\/history\/\{rev\}\/restore$/,
-  /^\/api\/plugins\/install$/,
-  /^\/api\/plugins\/\{key\}\/vendor$/,
-  /^\/api\/datasource\/\{name\}\/test$/,
-  /^\/api\/notifications\/channels\/\{id\}\/test$/,
-  /^\/api\/jobs/,
-];
 
 interface Probe {
   what: string;
